@@ -1,0 +1,52 @@
+# xcplab — two commands on a fresh machine: `make demo` and `make test`.
+# Everything else (deps, build, bench) is a step they share.
+
+PYTHON     ?= python3
+BUILD_DIR  ?= build
+FUZZ_DIR   ?= build-fuzz
+JOBS       ?= $(shell nproc)
+PYTEST_ARGS ?=
+
+.PHONY: all deps build test test-cpp test-py fuzz-smoke demo bench reproduce clean distclean
+
+all: build
+
+# Installs apt packages + the Python package; re-runs when its inputs change.
+.deps-stamp: tools/install-deps.sh tools/apt-packages.txt pyproject.toml
+	tools/install-deps.sh
+
+deps: .deps-stamp
+
+$(BUILD_DIR)/build.ninja: CMakeLists.txt | .deps-stamp
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: .deps-stamp $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test-cpp: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# Brief libFuzzer runs of every parser target (clang build, separate tree).
+fuzz-smoke: .deps-stamp
+	tools/fuzz-smoke.sh $(FUZZ_DIR)
+
+test-py: build
+	$(PYTHON) tools/run-pytest.py $(PYTEST_ARGS)
+
+test: test-cpp fuzz-smoke test-py
+
+demo: build
+	$(PYTHON) -m orchestrator.cli run experiments/quickstart.yaml --out runs
+
+bench: build
+	$(PYTHON) bench/run.py --out bench/results.json
+
+# Long seed-paper reproductions (opt-in; not part of `make test`).
+reproduce: build
+	$(PYTHON) tools/run-pytest.py -m reproduce $(PYTEST_ARGS)
+
+clean:
+	-$(PYTHON) -m orchestrator.cli clean --all
+
+distclean: clean
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR) .deps-stamp

@@ -1,0 +1,3 @@
+"""xcplab orchestrator: spec → plan → backend → run → archive."""
+
+__version__ = "0.1.0"

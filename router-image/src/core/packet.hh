@@ -1,0 +1,60 @@
+// One frame inside the engine, from receive to transmit.
+//
+// Buffers are fixed-size and recycled through a PacketPool (no per-packet
+// heap allocation on the forwarding path). The parser fills the offsets once
+// on receive; queue disciplines read and rewrite the XCP shim in place
+// through `xcp_shim()` with libxcp's store_* helpers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "xcp/header.hh"
+#include "xcp/units.hh"
+
+namespace xcprouter {
+
+// Identifies a transport flow for per-flow estimators (SRED zombie table).
+struct FlowKey {
+  uint32_t src = 0, dst = 0;
+  uint16_t sport = 0, dport = 0;
+  uint8_t proto = 0;
+  bool operator==(const FlowKey&) const = default;
+};
+
+class Packet {
+ public:
+  static constexpr size_t kCapacity = 2048;  // > any MTU-sized Ethernet frame
+
+  uint8_t* data() { return buf_.data(); }
+  const uint8_t* data() const { return buf_.data(); }
+  std::span<uint8_t> frame() { return {buf_.data(), frame_len}; }
+
+  // Size on the wire as PROTOCOL.md's `s`: IPv4 total length (IP header
+  // included, Ethernet framing excluded).
+  uint32_t wire_bytes() const { return ip_total_len; }
+
+  bool has_xcp() const { return xcp_offset != 0; }
+  std::span<uint8_t> xcp_shim() { return {buf_.data() + xcp_offset, frame_len - xcp_offset}; }
+
+  // Filled by the receive path / parser.
+  uint32_t frame_len = 0;         // bytes in buf_
+  uint16_t ip_offset = 14;        // IPv4 header start
+  uint16_t ip_total_len = 0;      // IPv4 total length
+  uint16_t xcp_offset = 0;        // shim start, 0 = no (valid) XCP shim
+  uint8_t ip_ttl_in = 0;          // TTL as received (before decrement)
+  xcp::XcpHeader xcp{};           // decoded shim (valid when has_xcp())
+  FlowKey flow{};
+  uint16_t in_port = 0;
+  xcp::Timestamp arrival{};       // when the router received it
+  xcp::Timestamp enqueued{};      // when it entered the output queue
+
+ private:
+  std::array<uint8_t, kCapacity> buf_{};
+};
+
+using PacketPtr = std::unique_ptr<Packet>;
+
+}  // namespace xcprouter
