@@ -1,0 +1,60 @@
+#include "qdisc/qdisc_factory.hh"
+
+#include <stdexcept>
+#include <string>
+
+#include "qdisc/drop_tail.hh"
+#include "qdisc/param_reader.hh"
+
+namespace xcprouter {
+
+namespace {
+
+constexpr const char* kContext = "queue";
+
+uint64_t read_limit(const nlohmann::json& cfg, const char* key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end() || it->is_null()) return 0;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+    throw std::invalid_argument(std::string(kContext) + "." + key +
+                                ": must be a non-negative integer (0 = unbounded), got " + it->dump());
+  }
+  return it->get<uint64_t>();
+}
+
+}  // namespace
+
+std::string_view qdisc_kinds() { return "droptail"; }
+
+std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
+  (void)seed;
+  if (!cfg.is_object()) {
+    throw std::invalid_argument(std::string(kContext) + ": must be an object with \"kind\", got " + cfg.dump());
+  }
+  for (const auto& [k, _] : cfg.items()) {
+    if (k != "kind" && k != "limit_packets" && k != "limit_bytes" && k != "params") {
+      throw std::invalid_argument(std::string(kContext) + "." + k +
+                                  ": unknown field, valid: kind, limit_packets, limit_bytes, params");
+    }
+  }
+  auto kind_it = cfg.find("kind");
+  if (kind_it == cfg.end() || !kind_it->is_string()) {
+    throw std::invalid_argument(std::string(kContext) + ".kind: missing or not a string, valid values: " +
+                                std::string(qdisc_kinds()));
+  }
+  const std::string kind = kind_it->get<std::string>();
+  const QueueLimit limit{read_limit(cfg, "limit_packets"), read_limit(cfg, "limit_bytes")};
+  static const nlohmann::json kNoParams;
+  auto params_it = cfg.find("params");
+  const nlohmann::json& params = params_it == cfg.end() ? kNoParams : *params_it;
+  ParamReader reader(params, std::string(kContext) + ".params");
+
+  if (kind == "droptail") {
+    reader.finish();  // DropTail takes no params
+    return std::make_unique<DropTail>(limit);
+  }
+  throw std::invalid_argument(std::string(kContext) + ".kind: unknown \"" + kind +
+                              "\", valid values: " + std::string(qdisc_kinds()));
+}
+
+}  // namespace xcprouter

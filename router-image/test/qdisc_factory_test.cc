@@ -1,0 +1,55 @@
+#include "qdisc/qdisc_factory.hh"
+
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace xcprouter {
+namespace {
+
+std::string error_of(const nlohmann::json& cfg) {
+  try {
+    make_qdisc(cfg, 1);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(QdiscFactory, BuildsDropTailWithLimits) {
+  auto q = make_qdisc({{"kind", "droptail"}, {"limit_packets", 10}, {"limit_bytes", 15000}}, 1);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->kind(), "droptail");
+  EXPECT_EQ(q->limit().packets, 10u);
+  EXPECT_EQ(q->limit().bytes, 15000u);
+}
+
+TEST(QdiscFactory, UnknownKindNamesFieldAndValidValues) {
+  const auto msg = error_of({{"kind", "sfq"}});
+  EXPECT_NE(msg.find("queue.kind"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("droptail"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("sfq"), std::string::npos) << msg;
+}
+
+TEST(QdiscFactory, MissingKindRejected) {
+  EXPECT_NE(error_of({{"limit_packets", 3}}).find("queue.kind"), std::string::npos);
+}
+
+TEST(QdiscFactory, NegativeLimitRejected) {
+  const auto msg = error_of({{"kind", "droptail"}, {"limit_packets", -1}});
+  EXPECT_NE(msg.find("queue.limit_packets"), std::string::npos) << msg;
+}
+
+TEST(QdiscFactory, UnknownTopLevelFieldRejected) {
+  const auto msg = error_of({{"kind", "droptail"}, {"limt_packets", 5}});
+  EXPECT_NE(msg.find("queue.limt_packets"), std::string::npos) << msg;
+}
+
+TEST(QdiscFactory, UnknownParamRejected) {
+  const auto msg = error_of({{"kind", "droptail"}, {"params", {{"foo", 1}}}});
+  EXPECT_NE(msg.find("queue.params.foo"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace xcprouter
