@@ -1,0 +1,58 @@
+// RTT estimation and the retransmission timeout, RFC 6298.
+//
+// Samples are taken from µs timestamps echoed by the peer. Karn's rule is the
+// transport's job: it must not feed a sample measured on a retransmitted
+// segment (with echoed timestamps the echo identifies the transmission, so a
+// sample is valid when the echoed timestamp belongs to the ACKed transmission).
+#pragma once
+
+#include <cstdint>
+
+#include "xcp/units.hh"
+
+namespace xcphost {
+
+struct RttConfig {
+  // RFC 6298 (2.4) says 1 s; 200 ms is what Linux uses and what lets the
+  // emulated 10–100 ms paths recover from a tail loss without a second-long stall.
+  xcp::Duration min_rto = xcp::Duration::milliseconds(200);
+  xcp::Duration max_rto = xcp::Duration::seconds(60);           // RFC 6298 (2.5)
+  xcp::Duration initial_rto = xcp::Duration::seconds(1);        // RFC 6298 (2.1)
+  xcp::Duration clock_granularity = xcp::Duration::microseconds(1);  // G: µs timestamps
+};
+
+class RttEstimator {
+ public:
+  explicit RttEstimator(RttConfig cfg = {});
+
+  // A valid RTT sample (Karn-clean). Updates SRTT/RTTVAR (gains 1/8, 1/4),
+  // recomputes RTO and clears any timeout back-off (RFC 6298 (5.7) note).
+  // Non-positive samples are clamped to G.
+  void on_sample(xcp::Duration rtt);
+  // The retransmission timer expired: RTO doubles, capped at max_rto (RFC 6298 (5.5)).
+  void on_timeout();
+
+  bool has_sample() const { return has_sample_; }
+  xcp::Duration srtt() const { return srtt_; }          // zero before the first sample
+  xcp::Duration rttvar() const { return rttvar_; }      // zero before the first sample
+  xcp::Duration latest_rtt() const { return latest_; }  // zero before the first sample
+  xcp::Duration min_rtt() const { return min_rtt_; }    // infinite before the first sample
+  // Current timeout including back-off, within [min_rto, max_rto].
+  xcp::Duration rto() const;
+  uint32_t backoff_count() const { return backoffs_; }
+  const RttConfig& config() const { return cfg_; }
+
+ private:
+  xcp::Duration clamp(xcp::Duration d) const;
+
+  RttConfig cfg_;
+  bool has_sample_ = false;
+  xcp::Duration srtt_ = xcp::Duration::zero();
+  xcp::Duration rttvar_ = xcp::Duration::zero();
+  xcp::Duration latest_ = xcp::Duration::zero();
+  xcp::Duration min_rtt_ = xcp::Duration::infinite();
+  xcp::Duration base_rto_;  // RTO from the estimator, before back-off
+  uint32_t backoffs_ = 0;
+};
+
+}  // namespace xcphost

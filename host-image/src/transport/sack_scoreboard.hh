@@ -1,0 +1,106 @@
+// Sender-side SACK scoreboard (RFC 2018 blocks, RFC 6675 loss detection and
+// pipe). Sequence space is 64-bit byte offsets of the stream (no wrap).
+//
+// Usage by the transport:
+//   on_sent(seq, len)           every transmission (new data or retransmission)
+//   on_ack(cum, blocks)         every ACK; returns what it newly acknowledged
+//   while (pipe() < cwnd):      send next_segment_to_retransmit() if any, else new data
+//   on_timeout()                RTO: forget SACK state, everything outstanding is lost
+//   mark_head_lost()            NewReno partial ACK without SACK: retransmit the head
+// The recovery point (RFC 6582 `recover`) and dupack → fast-retransmit entry are
+// the transport's; `AckUpdate::duplicate` and `dupacks()` give it what it needs.
+//
+// No reneging: once SACKed, a range stays SACKed until on_timeout().
+// Without SACK blocks from the peer, each duplicate ACK is taken as one MSS
+// delivered (as Linux's NewReno mode does), so pipe() falls during recovery and
+// controllers never need RFC 5681 window inflation; after dup_thresh duplicate
+// ACKs the head segment counts as lost.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+
+#include "transport/segment.hh"  // SackBlock: half-open [start, end) byte range
+
+namespace xcphost {
+
+struct SeqRange {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t length() const { return end - start; }
+  bool operator==(const SeqRange&) const = default;
+};
+
+struct AckUpdate {
+  uint64_t cumulative_advance_bytes = 0;  // snd_una moved by this much
+  uint64_t newly_sacked_bytes = 0;        // above snd_una, SACKed for the first time
+  // Bytes this ACK reports delivered for the first time: the part of the
+  // cumulative advance not SACKed before, plus newly SACKed bytes.
+  uint64_t newly_acked_bytes = 0;
+  // RFC 5681 duplicate ACK: data outstanding, cumulative ACK did not advance.
+  bool duplicate = false;
+  // The ACK was ignored: cumulative ACK below snd_una or above snd_nxt.
+  bool stale = false;
+};
+
+class SackScoreboard {
+ public:
+  explicit SackScoreboard(uint64_t initial_seq, uint32_t mss_bytes, uint32_t dup_thresh = 3);
+
+  // Records a transmission of [seq, seq+len). seq == snd_nxt() is new data;
+  // seq < snd_nxt() is a retransmission (marks the range retransmitted).
+  void on_sent(uint64_t seq, uint32_t len);
+  AckUpdate on_ack(uint64_t cumulative_ack, std::span<const SackBlock> blocks);
+  void on_timeout();
+  // Marks the segment at snd_una lost (NewReno partial ACK, no-SACK entry).
+  void mark_head_lost();
+
+  // RFC 6675 IsLost: dup_thresh SACKed segments, or more than
+  // (dup_thresh-1)·mss SACKed bytes, above seq; or marked lost.
+  bool is_lost(uint64_t seq) const;
+  // First lost, un-SACKed, not yet retransmitted range (RFC 6675 NextSeg rule 1).
+  std::optional<SeqRange> next_segment_to_retransmit() const;
+  // RFC 6675 pipe: outstanding − SACKed − lost + retransmitted (bytes).
+  uint64_t pipe() const;
+
+  uint64_t snd_una() const { return una_; }
+  uint64_t snd_nxt() const { return nxt_; }
+  uint64_t outstanding_bytes() const { return nxt_ - una_; }
+  uint64_t sacked_bytes() const { return sacked_bytes_; }
+  uint64_t lost_bytes() const { return lost_bytes_; }
+  uint64_t retransmitted_bytes() const { return retx_bytes_; }
+  uint32_t dupacks() const { return dupacks_; }  // consecutive, reset on cumulative advance
+  uint64_t highest_sacked() const { return high_sacked_; }  // una when nothing SACKed
+
+ private:
+  struct Segment {
+    uint64_t end = 0;
+    bool sacked = false;
+    bool lost = false;
+    bool retransmitted = false;
+  };
+  using SegMap = std::map<uint64_t, Segment>;
+
+  SegMap::iterator split(uint64_t at);
+  void set_flags(Segment& s, uint64_t len, bool sacked, bool lost, bool retx);
+  uint64_t advance_una(uint64_t ack);
+  uint64_t apply_block(SackBlock b);
+  void detect_losses();
+
+  uint32_t mss_;
+  uint32_t dup_thresh_;
+  uint64_t una_;
+  uint64_t nxt_;
+  SegMap segs_;  // covers [una_, nxt_) exactly, keyed by start
+  uint64_t sacked_bytes_ = 0;
+  uint64_t sacked_segments_ = 0;
+  uint64_t lost_bytes_ = 0;   // lost and not SACKed
+  uint64_t retx_bytes_ = 0;   // retransmitted and not SACKed
+  uint64_t dupack_delivered_bytes_ = 0;  // no-SACK estimate of bytes past a hole
+  uint64_t high_sacked_ = 0;
+  uint32_t dupacks_ = 0;
+};
+
+}  // namespace xcphost
