@@ -1,0 +1,309 @@
+"""The plan: everything a backend needs to realise one run, as frozen data.
+
+A plan is produced by `orchestrator.plan.planner.make_plan(resolved_spec, run_id)`
+and is pure data: no callables, no paths on this machine, nothing evaluated at
+run time. Backends and agents only realise it. `Plan.to_json()` writes the
+`plan.json` of a run directory; `Plan.from_json()` reads it back to an equal
+object.
+
+Units are in the field names: `_s` seconds, `_us` microseconds, `_bps` bits/s,
+`_bytes` bytes. Addresses are strings (`10.0.3.1/24` with prefix on interfaces,
+bare `10.0.3.1` for gateways and neighbours).
+
+Naming (run tag = 6 base36 chars derived from the run id):
+- network namespace of node N: `xcplab-<tag>-<N>` (see `netns_name`)
+- interface names inside a namespace: `eth<k>` (k = the node's k-th link in
+  spec order), so every name is <= 15 chars and namespaces never collide;
+- interface alias (ifalias): `xcplab-<tag>:<node>:<link>` so `xcplab clean`
+  can find what a run left by tag.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, is_dataclass
+from types import NoneType, UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+PLAN_FORMAT = 1
+
+Role = Literal["host", "router"]
+Proto = Literal["xcp", "newreno", "hstcp", "tcp", "udp"]
+Stage = Literal["egress", "ingress"]
+Action = Literal["set_link", "link_down", "link_up", "flow_start", "flow_stop"]
+
+
+@dataclass(frozen=True)
+class Interface:
+    """One end of a link inside a node's namespace."""
+
+    ifname: str  # e.g. "eth0"; <= 15 chars
+    link: str  # id of the Link this interface belongs to
+    peer: str  # node at the other end
+    mac: str  # locally administered, deterministic
+    ipv4: str  # "10.0.3.1/24"
+    alias: str  # ifalias carrying the run tag, for cleaning by tag
+    peer_mac: str  # MAC of the other end (routers: next hop; hosts: neighbour)
+    peer_ipv4: str  # bare address of the other end
+
+
+@dataclass(frozen=True)
+class Route:
+    prefix: str  # "10.0.5.0/24" or "0.0.0.0/0"
+    via: str  # gateway IPv4 (bare)
+    dev: str  # ifname
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A static ARP entry a host needs: engine routers do not answer ARP."""
+
+    ip: str
+    mac: str
+    dev: str
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    role: Role
+    netns: str  # "xcplab-<tag>-<name>"
+    interfaces: tuple[Interface, ...]
+    # Hosts: kernel routes to install. Routers: the same routes the engine
+    # config carries (informational; the engine uses `engine`).
+    routes: tuple[Route, ...]
+    neighbours: tuple[Neighbour, ...]  # hosts only; empty for routers
+    # Routers: one entry of CONFIG.md's `routers[]` array, exactly in that
+    # format. Several routers may share one engine process; `engine_file()`
+    # builds the whole config file. None for hosts.
+    engine: dict[str, Any] | None = None
+    machine: str = "local"  # placement; the cluster backend fills it
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Loss model of one link direction (CONFIG.md `loss`)."""
+
+    model: Literal["none", "bernoulli", "gilbert_elliott"] = "none"
+    p: float = 0.0  # bernoulli: loss prob; gilbert_elliott: P(good->bad)
+    r: float = 0.0  # gilbert_elliott: P(bad->good)
+    loss_bad: float = 1.0
+    loss_good: float = 0.0
+
+    def to_engine(self) -> dict[str, Any]:
+        if self.model == "none":
+            return {"model": "none"}
+        if self.model == "bernoulli":
+            return {"model": "bernoulli", "p": self.p}
+        return {"model": "gilbert_elliott", "p": self.p, "r": self.r,
+                "loss_bad": self.loss_bad, "loss_good": self.loss_good}
+
+    def mean(self) -> float:
+        """Long-run loss probability."""
+        if self.model == "none":
+            return 0.0
+        if self.model == "bernoulli":
+            return self.p
+        if self.p + self.r == 0:
+            return self.loss_good
+        return (self.r * self.loss_good + self.p * self.loss_bad) / (self.p + self.r)
+
+
+@dataclass(frozen=True)
+class Queue:
+    """Queue discipline of one emulated direction (CONFIG.md `queue`)."""
+
+    kind: str  # droptail | red | xcp (later xcp-i, ixcp, fairness)
+    limit_packets: int  # 0 = unbounded on that axis; at least one limit > 0
+    limit_bytes: int
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_engine(self) -> dict[str, Any]:
+        return {"kind": self.kind, "limit_packets": self.limit_packets,
+                "limit_bytes": self.limit_bytes, "params": dict(self.params)}
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One direction of a link and the engine stage that emulates it."""
+
+    src: str  # sending node
+    dst: str  # receiving node
+    capacity_bps: int
+    delay_us: int
+    queue: Queue
+    loss: Loss
+    up: bool
+    emulated_by: str  # router node name
+    port: str  # engine port name "router:ifname"
+    stage: Stage  # egress (router sends) or ingress (host -> router)
+    rtt_s: float  # path RTT used to resolve BDP-relative buffers
+    bdp_bytes: int  # capacity_bps * rtt_s / 8, after scale
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    node: str
+    ifname: str
+    mac: str
+    ipv4: str  # with prefix
+
+
+@dataclass(frozen=True)
+class Link:
+    id: str  # spec id, default "<a>-<b>"
+    a: Endpoint
+    b: Endpoint
+    subnet: str  # "10.0.3.0/24"
+    a_to_b: Direction
+    b_to_a: Direction
+
+    def direction(self, src: str) -> Direction:
+        if src == self.a.node:
+            return self.a_to_b
+        if src == self.b.node:
+            return self.b_to_a
+        raise KeyError(f"link {self.id} has no end at node {src!r}")
+
+
+@dataclass(frozen=True)
+class Flow:
+    id: str  # the spec's flow id (summary.json keys on it)
+    proto: Proto
+    cc: str | None  # kernel TCP congestion control (tcp only): reno|cubic|bbr
+    tool: Literal["xcpperf", "iperf3"]
+    src: str  # host
+    dst: str  # host
+    src_addr: str  # bare IPv4 of the sender's interface on the path
+    dst_addr: str  # bare IPv4 the client connects to
+    port: int
+    start_s: float
+    stop_s: float | None  # None when the flow is size-limited
+    size_bytes: int | None
+    parallel: int
+    rate_bps: int | None  # XCP desired rate / UDP constant rate; None = unlimited
+    path: tuple[str, ...]  # nodes src..dst along the forward route
+    rtt_s: float  # round-trip propagation delay along path and reverse path
+    # argv[0] is the tool name; the agent resolves it (orchestrator.paths.tool
+    # for xcpperf, $PATH for iperf3). Ready to exec otherwise.
+    server_argv: tuple[str, ...]
+    client_argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ControlCommand:
+    """One request line for the control socket of the engine hosting `router`."""
+
+    router: str
+    request: dict[str, Any]  # CONTROL.md JSON object, e.g. {"cmd": "set_link", ...}
+
+
+@dataclass(frozen=True)
+class Event:
+    t_s: float
+    action: Action
+    target: str  # link id or flow id
+    params: dict[str, Any]  # what changed, in plan units (capacity_bps, delay_us, ...)
+    commands: tuple[ControlCommand, ...] = ()  # link events: what to send where
+
+
+@dataclass(frozen=True)
+class Plan:
+    experiment: str
+    run_id: str
+    run_tag: str  # 6 base36 chars embedded in every name
+    seed: int
+    duration_s: float
+    metrics_interval_s: float
+    scale: float
+    nodes: tuple[Node, ...]
+    links: tuple[Link, ...]
+    flows: tuple[Flow, ...]
+    timeline: tuple[Event, ...]  # sorted by (t_s, order in spec)
+    format: int = PLAN_FORMAT
+
+    # -- lookups ---------------------------------------------------------
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(f"no node {name!r} (nodes: {', '.join(n.name for n in self.nodes)})")
+
+    def link(self, link_id: str) -> Link:
+        for link in self.links:
+            if link.id == link_id:
+                return link
+        raise KeyError(f"no link {link_id!r}")
+
+    def flow(self, flow_id: str) -> Flow:
+        for f in self.flows:
+            if f.id == flow_id:
+                return f
+        raise KeyError(f"no flow {flow_id!r}")
+
+    @property
+    def routers(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.role == "router")
+
+    @property
+    def hosts(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.role == "host")
+
+    def engine_file(self, routers: list[str] | None, control_socket: str) -> dict[str, Any]:
+        """A complete xcp-router config (CONFIG.md) hosting `routers` (None = all)."""
+        chosen = [n for n in self.routers if routers is None or n.name in routers]
+        return {"run": self.run_id, "seed": self.seed, "control_socket": control_socket,
+                "busy_poll": False, "routers": [n.engine for n in chosen]}
+
+    # -- serialisation ---------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return _to_data(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Plan:
+        fmt = data.get("format", PLAN_FORMAT)
+        if fmt != PLAN_FORMAT:
+            raise ValueError(f"plan format {fmt} not supported (this xcplab reads {PLAN_FORMAT})")
+        return _from_data(cls, data)
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        return cls.from_dict(json.loads(text))
+
+
+def _to_data(obj: Any) -> Any:
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _to_data(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, tuple | list):
+        return [_to_data(x) for x in obj]
+    if isinstance(obj, dict):
+        return {str(k): _to_data(v) for k, v in obj.items()}
+    return obj
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _from_data(tp: Any, data: Any) -> Any:
+    origin = get_origin(tp)
+    if origin in (Union, UnionType):
+        args = [a for a in get_args(tp) if a is not NoneType]
+        if data is None:
+            return None
+        return _from_data(args[0], data) if len(args) == 1 else data
+    if origin is tuple:
+        (item, _ellipsis) = get_args(tp)
+        return tuple(_from_data(item, x) for x in data)
+    if isinstance(tp, type) and is_dataclass(tp):
+        hints = _HINTS.get(tp)
+        if hints is None:
+            hints = _HINTS[tp] = get_type_hints(tp)
+        names = {f.name for f in fields(tp)}
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"{tp.__name__}: unknown keys {sorted(unknown)}")
+        return tp(**{k: _from_data(hints[k], v) for k, v in data.items()})
+    return data
