@@ -1,0 +1,1 @@
+"""Post-run analysis: metrics files → summary.json, fidelity verdict, expectations, plots."""

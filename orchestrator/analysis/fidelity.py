@@ -1,0 +1,131 @@
+"""Was the emulation faithful? Every check returns human-readable problems.
+
+A run whose machine could not keep up still produces numbers; this module makes
+sure the summary says so instead of letting a slow engine pass for a slow
+protocol. Thresholds are module constants with their reason, overridable per call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from orchestrator.analysis.links import interval_rates, link_series
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    # A link whose queue stayed non-empty through an interval must have sent at
+    # its capacity; 5 % allows one 1500 B packet per 100 ms interval at 2.4 Mb/s
+    # plus a few ms of sampling jitter.
+    rate_tolerance: float = 0.05
+    # Fewer saturated intervals than this say nothing about the achieved rate.
+    min_saturated_intervals: int = 5
+    # The runner plays the timeline with millisecond accuracy; an engine timer
+    # late by more than 1 ms shifts a 10 ms link delay by 10 %.
+    max_timer_lateness_us: float = 1000.0
+    # An engine using 90 % of a core has no headroom left for bursts.
+    max_cpu_fraction: float = 0.9
+    # A sampling interval more than this many times the nominal one is a gap.
+    gap_factor: float = 2.5
+
+
+def _nominal_interval(t: np.ndarray, configured: float | None) -> float | None:
+    if configured and configured > 0:
+        return configured
+    d = np.diff(np.unique(t))
+    return float(np.median(d)) if len(d) else None
+
+
+def check_link_rates(link_df: pd.DataFrame, th: Thresholds) -> list[str]:
+    """Achieved vs configured rate over the intervals in which a link was saturated."""
+    problems = []
+    for name, df in link_df.groupby("link", sort=True):
+        iv = interval_rates(link_series(df))
+        sat = iv[(iv["queue_start"] > 0) & (iv["queue_end"] > 0) & (iv["capacity_bps"] > 0)]
+        if len(sat) < th.min_saturated_intervals:
+            continue
+        achieved = float(sat["tx"].sum() * 8 / sat["dt"].sum())
+        configured = float((sat["capacity_bps"] * sat["dt"]).sum() / sat["dt"].sum())
+        err = achieved / configured - 1.0
+        if abs(err) > th.rate_tolerance:
+            problems.append(
+                f"link {name}: sent {achieved / 1e6:.2f} Mb/s while its queue was non-empty "
+                f"({len(sat)} intervals) but is configured at {configured / 1e6:.2f} Mb/s "
+                f"({err:+.1%}, tolerance ±{th.rate_tolerance:.0%})")
+    return problems
+
+
+def check_engines(engine_df: pd.DataFrame, th: Thresholds) -> list[str]:
+    """Timer lateness and CPU headroom of every engine process."""
+    problems = []
+    for node, df in engine_df.groupby("node", sort=True):
+        df = df.sort_values("t_s")
+        late = df["max_lateness_us"].dropna()
+        if len(late) and late.max() > th.max_timer_lateness_us:
+            n_bad = int((late > th.max_timer_lateness_us).sum())
+            timers = df["late_timers"].dropna()
+            count = f", {int(timers.iloc[-1])} late timers" if len(timers) else ""
+            problems.append(
+                f"engine {node}: timers late by up to {late.max() / 1000:.2f} ms "
+                f"(> {th.max_timer_lateness_us / 1000:g} ms in {n_bad} of {len(late)} samples"
+                f"{count})")
+        cpu = df[["t_s", "cpu_s"]].dropna()
+        if len(cpu) >= 2:
+            dt = np.diff(cpu["t_s"].to_numpy(dtype=float))
+            dc = np.diff(cpu["cpu_s"].to_numpy(dtype=float))
+            ok = dt > 0
+            frac = dc[ok] / dt[ok]
+            total = float(dc[ok].sum() / dt[ok].sum()) if ok.any() else 0.0
+            busy = int((frac >= th.max_cpu_fraction).sum())
+            if total >= th.max_cpu_fraction or busy > max(1, len(frac) // 10):
+                problems.append(
+                    f"engine {node}: no CPU headroom: {total:.0%} of a core on average, "
+                    f"≥ {th.max_cpu_fraction:.0%} in {busy} of {len(frac)} intervals")
+    return problems
+
+
+def check_drops(link_df: pd.DataFrame, lossy: set[str] | None,
+                link_down_expected: bool) -> list[str]:
+    """Drops the experiment did not ask for."""
+    problems = []
+    for name, df in link_df.groupby("link", sort=True):
+        last = link_series(df).ffill().iloc[-1]
+        for col, why in (("drops_ttl", "TTL expired"), ("drops_noroute", "no route"),
+                         ("drops_malformed", "malformed packets")):
+            n = last.get(col)
+            if pd.notna(n) and n > 0:
+                problems.append(f"link {name}: {int(n)} packets dropped for {why}")
+        n_loss = last.get("drops_loss")
+        if lossy is not None and name not in lossy and pd.notna(n_loss) and n_loss > 0:
+            problems.append(f"link {name}: {int(n_loss)} packets lost although no loss "
+                            "is configured on it")
+        n_down = last.get("drops_link_down")
+        if not link_down_expected and pd.notna(n_down) and n_down > 0:
+            problems.append(f"link {name}: {int(n_down)} packets dropped on a down link "
+                            "although the timeline never takes a link down")
+    return problems
+
+
+def check_sampling(metrics_tables: dict[str, pd.DataFrame], configured: float | None,
+                   th: Thresholds) -> list[str]:
+    """Gaps in the sample times of each table (a sampler that stalled)."""
+    problems = []
+    for name, df in metrics_tables.items():
+        t = np.unique(df["t_s"].dropna().to_numpy(dtype=float))
+        if len(t) < 3:
+            continue
+        nominal = _nominal_interval(t, configured)
+        if not nominal:
+            continue
+        gaps = np.diff(t)
+        bad = gaps > th.gap_factor * nominal
+        if bad.any():
+            i = int(np.argmax(gaps))
+            problems.append(
+                f"{name}.csv: {int(bad.sum())} sampling gaps longer than "
+                f"{th.gap_factor * nominal * 1000:.0f} ms, the longest {gaps[i]:.2f} s "
+                f"after t={t[i]:.2f} s (interval {nominal * 1000:.0f} ms)")
+    return problems

@@ -1,0 +1,83 @@
+"""Reads a run directory's metrics/*.csv into DataFrames, tolerating what is missing.
+
+A failed run may leave partial files, a run without XCP routers leaves the
+xcp_* columns empty, a run without routers has no link.csv at all. Every
+loader therefore returns a frame with at least the contract's columns (NaN
+where absent) so the analysis never branches on "is the file there".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from orchestrator.errors import XcplabError
+
+LINK_COLUMNS = [
+    "t_s", "node", "port", "link", "capacity_bps", "tx_bytes", "tx_packets", "rx_bytes",
+    "rx_packets", "rate_bps", "utilization", "queue_pkts", "queue_bytes", "drops_queue",
+    "drops_loss", "drops_ttl", "drops_noroute", "drops_malformed", "drops_link_down",
+    "xcp_d", "xcp_phi", "xcp_h", "xcp_y", "xcp_Q", "xcp_xi_p", "xcp_xi_n", "xcp_pos_pool",
+    "xcp_neg_pool",
+]
+FLOW_COLUMNS = [
+    "t_s", "flow", "stream", "proto", "src", "dst", "bytes", "throughput_bps", "cwnd_bytes",
+    "srtt_us", "retransmits", "feedback_bytes",
+]
+EVENT_COLUMNS = ["t_s", "kind", "target", "detail"]
+ENGINE_COLUMNS = ["t_s", "node", "late_timers", "max_lateness_us", "cpu_s"]
+
+_TEXT_COLUMNS = {"node", "port", "link", "flow", "stream", "proto", "src", "dst", "kind",
+                 "target", "detail"}
+
+
+@dataclass
+class Metrics:
+    """The four measurement tables of one run (possibly empty)."""
+
+    link: pd.DataFrame
+    flow: pd.DataFrame
+    event: pd.DataFrame
+    engine: pd.DataFrame
+    missing: list[str]  # metrics files that were absent or unreadable, with the reason
+
+
+def _load(path: Path, columns: list[str], missing: list[str]) -> pd.DataFrame:
+    df: pd.DataFrame
+    if not path.is_file():
+        missing.append(f"{path.name}: absent")
+        df = pd.DataFrame(columns=columns)
+    else:
+        try:
+            df = pd.read_csv(path, dtype={c: str for c in _TEXT_COLUMNS})
+        except pd.errors.EmptyDataError:
+            missing.append(f"{path.name}: empty")
+            df = pd.DataFrame(columns=columns)
+        except (pd.errors.ParserError, UnicodeDecodeError) as e:
+            raise XcplabError(f"{path}: not a readable CSV: {e}") from e
+    for c in columns:
+        if c not in df.columns:
+            df[c] = pd.NA if c in _TEXT_COLUMNS else float("nan")
+    for c in columns:
+        if c not in _TEXT_COLUMNS:
+            df[c] = pd.to_numeric(df[c], errors="coerce")
+        else:
+            df[c] = df[c].astype("string")
+    # A half-written last line (run killed mid-write) has no timestamp: drop it.
+    df = df[df["t_s"].notna()]
+    return df.sort_values("t_s", kind="stable").reset_index(drop=True)
+
+
+def load_metrics(run_dir: Path) -> Metrics:
+    """Loads run_dir/metrics/{link,flow,event,engine}.csv."""
+    mdir = Path(run_dir) / "metrics"
+    missing: list[str] = []
+    return Metrics(
+        link=_load(mdir / "link.csv", LINK_COLUMNS, missing),
+        flow=_load(mdir / "flow.csv", FLOW_COLUMNS, missing),
+        event=_load(mdir / "event.csv", EVENT_COLUMNS, missing),
+        engine=_load(mdir / "engine.csv", ENGINE_COLUMNS, missing),
+        missing=missing,
+    )

@@ -1,0 +1,121 @@
+"""PNG figures of a run: flows (throughput, cwnd) and links (queue, utilisation, XCP state).
+
+matplotlib's object API without pyplot: no global backend state, no display,
+figures freed when they go out of scope, same output on a headless machine. Each figure shares its time axis; units are in the axis labels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from orchestrator.analysis.flows import per_time
+from orchestrator.analysis.links import interval_rates, link_series
+
+
+def _two_panels() -> tuple[Figure, Axes, Axes]:
+    fig = Figure(figsize=(10, 7))
+    ax_top, ax_bottom = fig.subplots(2, 1, sharex=True)
+    return fig, ax_top, ax_bottom
+
+
+def _flow_throughput(df: pd.DataFrame) -> pd.Series:
+    """Per-interval throughput (b/s): the writer's column, else from the byte counter."""
+    if df["throughput_bps"].notna().any():
+        return per_time(df, "throughput_bps", how="zero")
+    cum = per_time(df, "bytes")
+    t = cum.index.to_numpy(dtype=float)
+    if len(t) < 2:
+        return pd.Series(dtype=float)
+    return pd.Series(np.diff(cum.to_numpy()) * 8 / np.diff(t), index=t[1:])
+
+
+def plot_flows(flow_df: pd.DataFrame, out: Path) -> Path | None:
+    if flow_df.empty:
+        return None
+    fig, ax_t, ax_c = _two_panels()
+    for fid, df in flow_df.groupby("flow", sort=True):
+        proto = df["proto"].dropna()
+        label = f"{fid} ({proto.iloc[0]})" if len(proto) else str(fid)
+        thr = _flow_throughput(df)
+        ax_t.plot(thr.index, thr.to_numpy() / 1e6, label=label, linewidth=1)
+        if df["cwnd_bytes"].notna().any():
+            cwnd = per_time(df, "cwnd_bytes", how="zero")
+            ax_c.plot(cwnd.index, cwnd.to_numpy() / 1e3, label=label, linewidth=1)
+    ax_t.set_ylabel("throughput [Mb/s]")
+    ax_t.set_title("Flows")
+    ax_c.set_ylabel("cwnd [kB]")
+    ax_c.set_xlabel("time [s]")
+    for ax in (ax_t, ax_c):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper right", fontsize="small", ncol=2)
+    return _save(fig, out / "flows.png")
+
+
+def plot_links(link_df: pd.DataFrame, out: Path) -> Path | None:
+    if link_df.empty:
+        return None
+    fig, ax_u, ax_q = _two_panels()
+    for name, df in link_df.groupby("link", sort=True):
+        s = link_series(df)
+        iv = interval_rates(s)
+        if len(iv):
+            ax_u.plot(iv["t_s"], iv["utilization"] * 100, label=str(name), linewidth=1)
+        ax_q.plot(s["t_s"], s["queue_pkts"], label=str(name), linewidth=1)
+    ax_u.set_ylabel("utilisation [%]")
+    ax_u.set_title("Links (direction A->B, as emulated by the sending port)")
+    ax_q.set_ylabel("queue [packets]")
+    ax_q.set_xlabel("time [s]")
+    for ax in (ax_u, ax_q):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper right", fontsize="small", ncol=2)
+    return _save(fig, out / "links.png")
+
+
+def plot_xcp(link_df: pd.DataFrame, out: Path) -> Path | None:
+    """XCP controller state of the links that run XCP (none → no figure)."""
+    xcp = link_df[link_df["xcp_phi"].notna()]
+    if xcp.empty:
+        return None
+    fig, ax_phi, ax_pool = _two_panels()
+    for name, df in xcp.groupby("link", sort=True):
+        s = link_series(df)
+        ax_phi.plot(s["t_s"], s["xcp_phi"] / 1e3, label=f"{name} phi", linewidth=1)
+        if s["xcp_h"].notna().any():
+            ax_phi.plot(s["t_s"], s["xcp_h"] / 1e3, label=f"{name} h", linewidth=1,
+                        linestyle="--")
+        if s["xcp_pos_pool"].notna().any():
+            ax_pool.plot(s["t_s"], s["xcp_pos_pool"] * 8 / 1e6, label=f"{name} positive",
+                         linewidth=1)
+        if s["xcp_neg_pool"].notna().any():
+            ax_pool.plot(s["t_s"], s["xcp_neg_pool"] * 8 / 1e6, label=f"{name} negative",
+                         linewidth=1, linestyle="--")
+    ax_phi.set_ylabel("aggregate feedback [kB]")
+    ax_phi.set_title("XCP controllers (phi = total feedback, h = shuffled traffic)")
+    ax_pool.set_ylabel("feedback pools [Mb/s]")
+    ax_pool.set_xlabel("time [s]")
+    for ax in (ax_phi, ax_pool):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper right", fontsize="small", ncol=2)
+    return _save(fig, out / "xcp.png")
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, format="png")
+    return path
+
+
+def plot_run(link_df: pd.DataFrame, flow_df: pd.DataFrame, plots_dir: Path) -> list[Path]:
+    """Every figure the metrics allow; returns the files written."""
+    written = [plot_flows(flow_df, plots_dir), plot_links(link_df, plots_dir),
+               plot_xcp(link_df, plots_dir)]
+    return [p for p in written if p is not None]

@@ -1,0 +1,127 @@
+"""Builds summary.json (ARCHITECTURE.md "Public interface") from a run's files.
+
+Pure: reads the run directory, returns a dict; finalize.py writes it. Keys
+beyond the public minimum are documented in docs/run-directory.md.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from orchestrator.analysis.expectations import Evaluator, evaluate
+from orchestrator.analysis.fidelity import (
+    Thresholds,
+    check_drops,
+    check_engines,
+    check_link_rates,
+    check_sampling,
+)
+from orchestrator.analysis.flows import summarize_flows
+from orchestrator.analysis.jain import jain_index
+from orchestrator.analysis.links import summarize_links
+from orchestrator.analysis.metrics_io import Metrics, load_metrics
+from orchestrator.analysis.run_context import RunContext
+
+STATUSES = ("completed", "failed", "cancelled")
+TIMING_KEYS = ("deploy_s", "run_s", "teardown_s")
+
+
+def _duration_s(m: Metrics, timings: dict[str, Any]) -> float:
+    """Seconds of run the metrics cover; the runner's run_s when there are none."""
+    ts = pd.concat([m.link["t_s"], m.flow["t_s"], m.engine["t_s"]]).dropna()
+    if len(ts):
+        return float(ts.max())
+    run_s = timings.get("run_s")
+    return float(run_s) if isinstance(run_s, (int, float)) else 0.0
+
+
+def _timings(timings: dict[str, Any]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for key in TIMING_KEYS:
+        v = timings.get(key)
+        out[key] = float(v) if isinstance(v, (int, float)) else None
+    for key, v in timings.items():  # extra phases the runner measured
+        if key not in out and isinstance(v, (int, float)):
+            out[key] = float(v)
+    return out
+
+
+def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
+                  extra: dict[str, Any] | None = None,
+                  thresholds: Thresholds | None = None) -> dict[str, Any]:
+    """The summary of the run in run_dir (see module doc)."""
+    if status not in STATUSES:
+        raise ValueError(f"status {status!r} is not one of {', '.join(STATUSES)}")
+    run_dir = Path(run_dir)
+    th = thresholds or Thresholds()
+    ctx = RunContext.load(run_dir)
+    m = load_metrics(run_dir)
+    flows = summarize_flows(m.flow, ctx.flow_ids())
+    links = summarize_links(m.link)
+
+    problems: list[str] = []
+    if status == "completed":
+        # A completed run must have measured something; a failed one may not have.
+        problems += [f"metrics/{what}" for what in m.missing
+                     if what.split(":")[0] in ("flow.csv",) or
+                     (what.split(":")[0] == "link.csv" and _has_routers(ctx))]
+    problems += check_link_rates(m.link, th)
+    problems += check_engines(m.engine, th)
+    problems += check_drops(m.link, ctx.lossy_directions(), ctx.link_down_expected())
+    problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},
+                               ctx.metrics_interval_s(), th)
+    extra = dict(extra or {})
+    dropped = extra.get("influx_points_dropped")
+    if isinstance(dropped, int) and dropped > 0:
+        # Not an emulation fault, but the live dashboards miss data: say so.
+        problems.append(f"influx: {dropped} points could not be written "
+                        "(the run directory has the complete series)")
+
+    ev = Evaluator(m.flow, m.link, flows, links)
+    summary: dict[str, Any] = {
+        "run": run_dir.name,
+        "experiment": ctx.experiment(default=run_dir.name),
+        "status": status,
+        "duration_s": _duration_s(m, timings),
+        "flows": flows,
+        "links": links,
+        "expectations": evaluate(ev, ctx.expectations()),
+        "fidelity": {"ok": not problems, "problems": problems},
+        "timings": _timings(timings),
+        # extras
+        "seed": ctx.seed(),
+        "jain_index": jain_index([f["throughput_mbps"] for f in flows.values()])
+        if flows else math.nan,
+        "metrics_missing": m.missing,
+    }
+    for key, value in extra.items():
+        summary.setdefault(key, value)
+    return summary
+
+
+def _has_routers(ctx: RunContext) -> bool:
+    """Whether the run had engine routers, hence link metrics to expect; unknown → True."""
+    nodes = ctx._spec().get("nodes")
+    if isinstance(nodes, dict):
+        nodes = [dict(v, name=k) if isinstance(v, dict) else {} for k, v in nodes.items()]
+    if not isinstance(nodes, list):
+        return True
+    return any(isinstance(n, dict) and str(n.get("kind", n.get("type", ""))) == "router"
+               for n in nodes)
+
+
+def json_safe(value: Any) -> Any:
+    """NaN/inf → None (JSON has no NaN), numpy scalars → Python numbers, recursively."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,1 @@
+"""Run archives: manifest.json (hashes, versions, machine) and the sealed .tar.gz."""

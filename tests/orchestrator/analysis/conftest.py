@@ -1,0 +1,123 @@
+"""A synthetic run directory with known physics, written the way the runner writes one.
+
+Dumbbell h1,h2 → R1 → R2 → h3: link R1->R2 at 30 Mb/s, sampled every 100 ms for
+10 s. Flow f1 (xcp, one stream) sends 12 Mb/s over [0, 10] s; flow f2 (kernel
+TCP, two streams of 9 Mb/s) over [2, 10] s. From t = 2 s the bottleneck is full
+(12 + 18 = 30 Mb/s) and its queue holds 20 packets. Every figure of the summary
+follows by hand: f1 15 MB at 12 Mb/s, f2 18 MB at 18 Mb/s, utilisation
+33 MB × 8 / (30 Mb/s × 10 s) = 0.88.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from orchestrator.analysis.metrics_io import ENGINE_COLUMNS, FLOW_COLUMNS, LINK_COLUMNS
+
+DT = 0.1
+N = 100  # samples after t=0
+CAP = 30e6
+
+
+@dataclass
+class Synth:
+    """Knobs that break one physical property at a time."""
+
+    achieved_factor: float = 1.0     # bottleneck sends capacity × this while saturated
+    lateness_us: float = 50.0
+    cpu_per_s: float = 0.3
+    drops_ttl: int = 0
+    drops_loss: int = 0
+    configured_loss: str | None = None
+    gap_at: float | None = None     # drop samples in [gap_at, gap_at + 1 s)
+    xcp: bool = True
+    expect: list[dict] = field(default_factory=list)
+    with_link_csv: bool = True
+
+
+def _times(s: Synth) -> list[float]:
+    ts = [round(i * DT, 3) for i in range(N + 1)]
+    if s.gap_at is not None:
+        ts = [t for t in ts if not (s.gap_at <= t < s.gap_at + 1.0)]
+    return ts
+
+
+def write_run(root: Path, s: Synth) -> Path:
+    run = root / "demo-20260101-000000-abcd"
+    (run / "metrics").mkdir(parents=True)
+    (run / "spec.yaml").write_text("name: synth\n")
+    spec = {
+        "name": "synth", "seed": 7, "duration": "10s", "metrics": {"interval": "100ms"},
+        "nodes": {"h1": {"kind": "host"}, "h2": {"kind": "host"}, "h3": {"kind": "host"},
+                  "R1": {"kind": "router"}, "R2": {"kind": "router"}},
+        "links": [{"a": "h1", "b": "R1"}, {"a": "h2", "b": "R1"},
+                  {"a": "R1", "b": "R2", "capacity": "30Mbps", "loss": s.configured_loss},
+                  {"a": "R2", "b": "h3"}],
+        "flows": [{"id": "f1", "proto": "xcp", "src": "h1", "dst": "h3"},
+                  {"id": "f2", "proto": "tcp", "src": "h2", "dst": "h3", "parallel": 2}],
+        "expect": s.expect,
+    }
+    (run / "resolved.json").write_text(json.dumps(spec))
+    (run / "plan.json").write_text(json.dumps({"seed": 7}))
+    ts = _times(s)
+
+    def f1_bytes(t: float) -> float:
+        return 12e6 / 8 * t
+
+    def f2_stream_bytes(t: float) -> float:
+        return 9e6 / 8 * max(0.0, t - 2.0)
+
+    with open(run / "metrics" / "flow.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, FLOW_COLUMNS)
+        w.writeheader()
+        for t in ts:
+            w.writerow({"t_s": t, "flow": "f1", "stream": "0", "proto": "xcp", "src": "h1",
+                        "dst": "h3", "bytes": int(f1_bytes(t)), "throughput_bps": 12e6,
+                        "cwnd_bytes": 60000, "srtt_us": 40000, "retransmits": 0,
+                        "feedback_bytes": 10})
+            for st in ("0", "1"):
+                on = t > 2.0
+                w.writerow({"t_s": t, "flow": "f2", "stream": st, "proto": "tcp", "src": "h2",
+                            "dst": "h3", "bytes": int(f2_stream_bytes(t)),
+                            "throughput_bps": 9e6 if on else 0, "cwnd_bytes": 45000 if on else 0,
+                            "srtt_us": 48000 if on else 0, "retransmits": 3 if t >= 5 else 0,
+                            "feedback_bytes": ""})
+    if s.with_link_csv:
+        with open(run / "metrics" / "link.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, LINK_COLUMNS)
+            w.writeheader()
+            for t in ts:
+                sent = (f1_bytes(min(t, 2.0)) + (CAP / 8 * s.achieved_factor) * max(0.0, t - 2.0))
+                row = {"t_s": t, "node": "R1", "port": "eth1", "link": "R1->R2",
+                       "capacity_bps": CAP, "tx_bytes": int(sent), "tx_packets": int(sent / 1500),
+                       "queue_pkts": 20 if t >= 2.0 else 0, "queue_bytes": 30000 if t >= 2 else 0,
+                       "drops_queue": 0, "drops_loss": s.drops_loss if t >= 5 else 0,
+                       "drops_ttl": s.drops_ttl, "drops_noroute": 0, "drops_malformed": 0,
+                       "drops_link_down": 0}
+                if s.xcp:
+                    row.update({"xcp_d": 0.04, "xcp_phi": 1000 - 100 * t, "xcp_h": 500,
+                                "xcp_pos_pool": 2e5, "xcp_neg_pool": 1e5})
+                w.writerow(row)
+    with open(run / "metrics" / "engine.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, ENGINE_COLUMNS)
+        w.writeheader()
+        for t in ts:
+            w.writerow({"t_s": t, "node": "R1", "late_timers": 0,
+                        "max_lateness_us": s.lateness_us, "cpu_s": s.cpu_per_s * t})
+    with open(run / "metrics" / "event.csv", "w", newline="") as fh:
+        fh.write("t_s,kind,target,detail\n0.0,flow_start,f1,\n2.0,flow_start,f2,\n")
+    (run / "logs").mkdir()
+    (run / "logs" / "R1.log").write_text("engine started\n")
+    return run
+
+
+@pytest.fixture
+def make_run(tmp_path: Path):
+    def make(**kw) -> Path:
+        return write_run(tmp_path, Synth(**kw))
+    return make

@@ -1,0 +1,87 @@
+"""summary.json on synthetic metrics whose every figure is known by hand (see conftest)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from orchestrator.analysis.finalize import finalize_run
+
+TIMINGS = {"deploy_s": 1.5, "run_s": 10.2, "teardown_s": 0.4}
+
+
+def test_summary_has_the_public_keys_and_exact_figures(make_run):
+    run = make_run()
+    s = finalize_run(run, status="completed", timings=TIMINGS)
+    assert json.loads((run / "summary.json").read_text()) == s
+    for key in ("run", "experiment", "status", "duration_s", "flows", "links", "expectations",
+                "fidelity", "timings"):
+        assert key in s
+    assert s["run"] == run.name and s["experiment"] == "synth" and s["status"] == "completed"
+    assert s["duration_s"] == pytest.approx(10.0)
+    assert s["timings"] == TIMINGS
+    f1, f2 = s["flows"]["f1"], s["flows"]["f2"]
+    assert (f1["proto"], f1["src"], f1["dst"]) == ("xcp", "h1", "h3")
+    assert f1["bytes"] == 15_000_000 and f1["throughput_mbps"] == pytest.approx(12.0)
+    # Two streams aggregated; active from 2 s only, so 18 Mb/s, not 14.4.
+    assert f2["bytes"] == 18_000_000 and f2["throughput_mbps"] == pytest.approx(18.0)
+    assert f2["retransmits"] == 6 and f2["streams"] == 2
+    assert f2["srtt_mean_ms"] == pytest.approx(48.0)
+    assert f2["cwnd_mean_bytes"] == pytest.approx(90_000)
+    link = s["links"]["R1->R2"]
+    assert link["capacity_mbps"] == pytest.approx(30.0)
+    assert link["utilization"] == pytest.approx(0.88, abs=1e-6)
+    assert link["max_queue_pkts"] == 20
+    assert link["mean_queue_pkts"] == pytest.approx(20 * 81 / 101)
+    assert link["drops_queue"] == 0 and link["drops_loss"] == 0
+    assert s["fidelity"] == {"ok": True, "problems": []}
+    assert s["seed"] == 7
+    assert s["jain_index"] == pytest.approx((12 + 18) ** 2 / (2 * (144 + 324)))
+    assert sorted(p.name for p in (run / "plots").iterdir()) == ["flows.png", "links.png",
+                                                                 "xcp.png"]
+    assert all((run / p).stat().st_size > 10_000 for p in s["plots"])
+
+
+def test_summary_is_valid_json_without_nan(make_run):
+    run = make_run(with_link_csv=False)
+    (run / "metrics" / "flow.csv").write_text("t_s,flow\n")  # header only: a run that died
+    s = finalize_run(run, status="failed", timings={})
+    text = (run / "summary.json").read_text()
+    assert "NaN" not in text
+    assert s["status"] == "failed" and s["links"] == {}
+    # Spec flows that never produced a sample are listed with zero bytes, not dropped.
+    assert s["flows"]["f1"]["bytes"] == 0 and s["flows"]["f1"]["srtt_mean_ms"] is None
+    assert s["timings"] == {"deploy_s": None, "run_s": None, "teardown_s": None}
+
+
+def test_completed_run_without_link_metrics_is_a_fidelity_problem(make_run):
+    run = make_run(with_link_csv=False)
+    s = finalize_run(run, status="completed", timings=TIMINGS)
+    assert not s["fidelity"]["ok"]
+    assert any("link.csv" in p for p in s["fidelity"]["problems"])
+
+
+def test_no_xcp_routers_means_no_xcp_plot(make_run):
+    run = make_run(xcp=False)
+    s = finalize_run(run, status="completed", timings=TIMINGS)
+    assert "plots/xcp.png" not in s["plots"] and s["links"]["R1->R2"]["xcp"] is False
+
+
+def test_extra_keys_never_overwrite_computed_ones(make_run):
+    run = make_run()
+    s = finalize_run(run, status="completed", timings=TIMINGS,
+                     extra={"status": "bogus", "influx_points_dropped": 3})
+    assert s["status"] == "completed" and s["influx_points_dropped"] == 3
+    assert any("influx: 3 points" in p for p in s["fidelity"]["problems"])
+
+
+def test_bad_status_is_refused(make_run):
+    with pytest.raises(ValueError, match="status"):
+        finalize_run(make_run(), status="done", timings={})
+
+
+def test_nan_helper_is_total():
+    from orchestrator.analysis.summary import json_safe
+    assert json_safe({"a": [math.nan, math.inf, 1.0]}) == {"a": [None, None, 1.0]}
