@@ -1,0 +1,1 @@
+"""The xcplab web API (FastAPI) under /api/v1."""

@@ -1,0 +1,72 @@
+"""Request dependencies, as `Annotated` aliases handlers declare.
+
+`get_settings()` is the one place settings come from; tests override it with
+`app.dependency_overrides[get_settings]`, and the app factory honours that
+override when it builds the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+
+from orchestrator.service.app_state import Service
+from orchestrator.service.errors import TooLarge, Unauthorized
+from orchestrator.service.models import User
+from orchestrator.service.settings import Settings, settings_from_env
+from orchestrator.service.users import authenticate
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return settings_from_env()
+
+
+def get_service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+ServiceDep = Annotated[Service, Depends(get_service)]
+
+
+def get_db(service: ServiceDep) -> Iterator[Session]:
+    with service.sessions() as db:
+        yield db
+
+
+DB = Annotated[Session, Depends(get_db)]
+
+_bearer = HTTPBearer(auto_error=False, description="token printed by `xcplab user add`")
+
+
+def current_user(db: DB,
+                 creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> User:
+    if creds is None or creds.scheme.lower() != "bearer":
+        raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
+    return authenticate(db, creds.credentials)
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+async def spec_body(request: Request, service: ServiceDep) -> bytes:
+    """The raw request body, refused with 413 as soon as it passes the size limit."""
+    limit = service.settings.max_spec_bytes
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(size=int(declared), limit=limit)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise TooLarge(size=len(body), limit=limit)
+    return bytes(body)
+
+
+SpecBody = Annotated[bytes, Depends(spec_body)]

@@ -1,0 +1,44 @@
+"""App factory: `create_app()` builds the FastAPI app; the service (database,
+scheduler) starts with the app's lifespan and stops with it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from orchestrator import __version__
+from orchestrator.api import errors
+from orchestrator.api.deps import get_settings
+from orchestrator.api.routes import experiments, health, runs, sweeps
+from orchestrator.service.app_state import Service
+from orchestrator.service.runfn import RunFunction
+
+API_PREFIX = "/api/v1"
+
+
+def create_app(*, run_fn: RunFunction | None = None, start_scheduler: bool = True) -> FastAPI:
+    """The app. RUN_FN replaces the orchestrator's runner (tests of the service alone);
+    START_SCHEDULER=False serves the API without executing anything."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings = app.dependency_overrides.get(get_settings, get_settings)()
+        service = Service.build(settings, run_fn=run_fn)
+        app.state.service = service
+        if start_scheduler:
+            service.start()
+        try:
+            yield
+        finally:
+            service.stop()
+
+    app = FastAPI(title="xcplab", version=__version__, lifespan=lifespan,
+                  description="Submit and follow xcplab experiments; fetch their results.",
+                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs",
+                  redoc_url=None)
+    errors.install(app)
+    for module in (health, experiments, runs, sweeps):
+        app.include_router(module.router, prefix=API_PREFIX)
+    return app

@@ -1,0 +1,99 @@
+"""/experiments: submit, list, inspect, cancel, follow (SSE)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, status
+from fastapi.concurrency import run_in_threadpool
+from sse_starlette.sse import EventSourceResponse
+
+from orchestrator.api.deps import DB, CurrentUser, ServiceDep, SpecBody
+from orchestrator.api.schemas import ExperimentOut, ExperimentPage, Submitted
+from orchestrator.service import experiments
+from orchestrator.service.models import TERMINAL, State
+from orchestrator.service.specs import check_spec
+
+router = APIRouter(prefix="/experiments", tags=["experiments"])
+
+_SPEC_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "the experiment spec as YAML or JSON (same format as `xcplab run`)",
+        "content": {
+            "application/yaml": {"schema": {"type": "string"}},
+            "application/json": {"schema": {"type": "object"}},
+        },
+    }
+}
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=Submitted,
+             openapi_extra=_SPEC_BODY)
+def submit(body: SpecBody, user: CurrentUser, db: DB, service: ServiceDep,
+           pool: Annotated[str | None, Query(max_length=64)] = None,
+           set_: Annotated[list[str] | None, Query(alias="set",
+                                                   description="path=value overrides")] = None,
+           ) -> Submitted:
+    pool_name = experiments.resolve_pool(service.settings, pool)
+    spec = check_spec(body, service.settings, overrides=set_)
+    service.limiter.take(user.id)
+    exp = experiments.submit(db, user, spec, pool=pool_name, overrides=set_)
+    db.commit()
+    service.scheduler.wake()
+    return Submitted(id=exp.id, state=State(exp.state))
+
+
+@router.get("", response_model=ExperimentPage)
+def list_experiments(user: CurrentUser, db: DB, state: State | None = None,
+                     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+                     offset: Annotated[int, Query(ge=0)] = 0) -> ExperimentPage:
+    rows, total = experiments.list_(db, user, state=state, limit=limit, offset=offset)
+    return ExperimentPage(items=[ExperimentOut.of(e) for e in rows], total=total,
+                          limit=limit, offset=offset)
+
+
+@router.get("/{exp_id}", response_model=ExperimentOut)
+def get_experiment(exp_id: str, user: CurrentUser, db: DB) -> ExperimentOut:
+    return ExperimentOut.of(experiments.get(db, user, exp_id))
+
+
+@router.post("/{exp_id}/cancel", response_model=ExperimentOut)
+def cancel_experiment(exp_id: str, user: CurrentUser, db: DB,
+                      service: ServiceDep) -> ExperimentOut:
+    exp = experiments.cancel(db, user, exp_id)
+    service.scheduler.request_cancel(exp_id)
+    return ExperimentOut.of(exp)
+
+
+@router.get("/{exp_id}/events", response_class=EventSourceResponse,
+            responses={200: {"content": {"text/event-stream": {}},
+                             "description": "`progress` events, then one `end` event"}})
+async def follow(exp_id: str, user: CurrentUser, service: ServiceDep) -> EventSourceResponse:
+    """Live progress as server-sent events: one `progress` event per change, `end` when done."""
+
+    def snapshot() -> ExperimentOut:
+        with service.sessions() as db:
+            return ExperimentOut.of(experiments.get(db, user, exp_id))
+
+    first = await run_in_threadpool(snapshot)  # 404 before the stream starts
+
+    async def events() -> AsyncIterator[dict[str, str]]:
+        last = None
+        cur = first
+        while True:
+            data = json.dumps({"id": cur.id, "state": cur.state.value,
+                               **cur.progress.model_dump()})
+            if data != last:
+                yield {"event": "progress", "data": data}
+                last = data
+            if cur.state.value in TERMINAL:
+                yield {"event": "end", "data": cur.model_dump_json()}
+                return
+            await asyncio.sleep(service.settings.scheduler_poll_s)
+            cur = await run_in_threadpool(snapshot)
+
+    return EventSourceResponse(events(), ping=15)

@@ -1,0 +1,24 @@
+"""/health and /version: unauthenticated, for probes and clients."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from sqlalchemy import text
+
+from orchestrator import __version__
+from orchestrator.api.deps import DB, ServiceDep
+from orchestrator.api.schemas import Health, Version
+
+router = APIRouter(tags=["service"])
+
+
+@router.get("/health", response_model=Health)
+def health(db: DB, service: ServiceDep) -> Health:
+    db.execute(text("SELECT 1"))
+    return Health(status="ok", database="ok", scheduler=service.scheduler.alive,
+                  pools=dict(service.settings.pools), running=len(service.scheduler.active_ids))
+
+
+@router.get("/version", response_model=Version)
+def version() -> Version:
+    return Version(xcplab=__version__, api="v1")

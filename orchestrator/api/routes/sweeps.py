@@ -1,0 +1,50 @@
+"""/sweeps: a parameter grid with repetitions as one group of experiments."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+from fastapi.responses import PlainTextResponse
+
+from orchestrator.api.deps import DB, CurrentUser, ServiceDep
+from orchestrator.api.schemas import ExperimentOut, Submitted, SweepIn, SweepOut
+from orchestrator.service import experiments, sweeps
+from orchestrator.service.errors import Conflict
+from orchestrator.service.models import State
+from orchestrator.service.specs import check_spec
+
+router = APIRouter(prefix="/sweeps", tags=["sweeps"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=list[Submitted])
+def create_sweep(body: SweepIn, user: CurrentUser, db: DB,
+                 service: ServiceDep) -> list[Submitted]:
+    pool = experiments.resolve_pool(service.settings, body.pool)
+    spec = check_spec(body.spec.encode(), service.settings)
+    for combo, _ in sweeps.grid(body.params, 1):  # every combination must validate
+        check_spec(body.spec.encode(), service.settings,
+                   overrides=[f"{k}={sweeps._value_text(v)}" for k, v in combo.items()])
+    service.limiter.take(user.id)
+    sweep, exps = sweeps.create(db, user, spec, body.params, body.repeat, pool,
+                                service.settings)
+    db.commit()
+    service.scheduler.wake()
+    return [Submitted(id=e.id, state=State(e.state), sweep_id=sweep.id) for e in exps]
+
+
+@router.get("/{sweep_id}", response_model=SweepOut)
+def get_sweep(sweep_id: str, user: CurrentUser, db: DB) -> SweepOut:
+    sweep, exps = sweeps.get(db, user, sweep_id)
+    table = sweeps.table(sweep, exps)
+    return SweepOut(id=sweep.id, params=sweep.params, repeat=sweep.repeat,
+                    experiments=[ExperimentOut.of(e) for e in exps], done=table is not None,
+                    table=table)
+
+
+@router.get("/{sweep_id}/table.csv", response_class=PlainTextResponse,
+            responses={200: {"content": {"text/csv": {}}}})
+def sweep_csv(sweep_id: str, user: CurrentUser, db: DB) -> PlainTextResponse:
+    sweep, exps = sweeps.get(db, user, sweep_id)
+    table = sweeps.table(sweep, exps)
+    if table is None:
+        raise Conflict(f"sweep {sweep_id} has runs still queued or running")
+    return PlainTextResponse(sweeps.table_csv(table), media_type="text/csv")

@@ -1,0 +1,1 @@
+"""The xcplab service: persistent queue, scheduler, users and limits behind the web API."""

@@ -1,0 +1,247 @@
+"""The scheduler and its local worker threads.
+
+One scheduler thread per server process: it recovers orphans (runs whose owning
+server died), enforces cancels and time limits, and hands queued runs to free
+slots of each pool. Each run executes in a worker thread calling the injected
+run function with a cancel Event; its progress goes to the database, which is
+what the API (and its SSE stream) reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from orchestrator.service import queue
+from orchestrator.service.models import Experiment, State, utcnow
+from orchestrator.service.runfn import RunFunction, clean_run
+from orchestrator.service.settings import Settings
+
+log = logging.getLogger("xcplab.service")
+
+PROGRESS_MIN_INTERVAL_S = 0.5  # at most two progress writes per second and run
+
+
+@dataclass
+class _Active:
+    cancel: threading.Event
+    thread: threading.Thread
+    started: float  # monotonic
+    reason: str | None = None  # why cancel was set: "cancelled", "time limit", "stopping"
+
+
+class Scheduler:
+    def __init__(self, settings: Settings, sessions: sessionmaker[Session],
+                 run_fn: RunFunction, *, clean_fn: Callable[[str], str] = clean_run,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self._sessions = sessions
+        self._run_fn = run_fn
+        self._clean_fn = clean_fn
+        self._clock = clock
+        self._active: dict[str, _Active] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid, self._pstart = queue.self_identity()
+
+    # --- lifecycle -------------------------------------------------------
+    def start(self) -> None:
+        self.recover_orphans()
+        self._thread = threading.Thread(target=self._loop, name="xcplab-scheduler", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Stops taking runs; runs in progress are torn down and marked failed."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread:
+            self._thread.join(timeout_s)
+        with self._lock:
+            active = list(self._active.items())
+        for _, a in active:
+            a.reason = a.reason or "stopping"
+            a.cancel.set()
+        for _, a in active:
+            a.thread.join(timeout_s)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def request_cancel(self, exp_id: str) -> None:
+        with self._lock:
+            a = self._active.get(exp_id)
+        if a is not None:
+            a.reason = a.reason or "cancelled"
+            a.cancel.set()
+        self._wake.set()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def active_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._active)
+
+    # --- the loop --------------------------------------------------------
+    def _loop(self) -> None:
+        last_recover = self._clock()
+        while not self._stop.is_set():
+            try:
+                self.tick()
+                if self._clock() - last_recover > 30.0:
+                    self.recover_orphans()
+                    last_recover = self._clock()
+            except Exception:
+                log.exception("scheduler tick failed")
+            self._wake.wait(self.settings.scheduler_poll_s)
+            self._wake.clear()
+
+    def tick(self) -> None:
+        self._enforce_cancels_and_limits()
+        if self._stop.is_set():
+            return
+        for pool, slots in self.settings.pools.items():
+            with self._sessions() as db:
+                while queue.running_count(db, pool) < slots:
+                    exp_id = queue.claim_next(db, pool, self._pid, self._pstart)
+                    if exp_id is None:
+                        break
+                    self._launch(exp_id)
+
+    def _enforce_cancels_and_limits(self) -> None:
+        with self._lock:
+            active = dict(self._active)
+        if not active:
+            return
+        with self._sessions() as db:
+            flagged = set(db.scalars(select(Experiment.id).where(
+                Experiment.id.in_(list(active)), Experiment.cancel_requested.is_(True))))
+        now = self._clock()
+        for exp_id, a in active.items():
+            if exp_id in flagged and not a.cancel.is_set():
+                a.reason = a.reason or "cancelled"
+                a.cancel.set()
+            elif now - a.started > self.settings.run_time_limit_s and not a.cancel.is_set():
+                a.reason = a.reason or "time limit"
+                a.cancel.set()
+
+    # --- orphans ---------------------------------------------------------
+    def recover_orphans(self) -> list[str]:
+        """Fails every running row whose owner process is gone, and cleans its resources."""
+        with self._sessions() as db:
+            rows = db.execute(select(Experiment.id, Experiment.worker_pid, Experiment.worker_start,
+                                     Experiment.worker_host)
+                              .where(Experiment.state == State.running.value)).all()
+        with self._lock:
+            mine = set(self._active)
+        orphans = [r.id for r in rows
+                   if r.id not in mine and not queue.owner_alive(r.worker_pid, r.worker_start,
+                                                                 r.worker_host)]
+        owners = {r.id: r.worker_pid for r in rows}
+        for exp_id in orphans:
+            reason = (f"interrupted: server process {owners[exp_id]} stopped while the run "
+                      f"was in progress")
+            with self._sessions() as db:
+                res = db.execute(update(Experiment).where(
+                    Experiment.id == exp_id, Experiment.state == State.running.value)
+                    .values(state=State.failed.value, finished_at=utcnow(), error=reason,
+                            message="cleaning up"))
+                db.commit()
+                if res.rowcount != 1:  # type: ignore[attr-defined]
+                    continue  # someone else recovered it
+            note = self._clean_fn(exp_id)
+            log.warning("%s: %s; %s", exp_id, reason, note)
+            with self._sessions() as db:
+                db.execute(update(Experiment).where(Experiment.id == exp_id)
+                           .values(message=note))
+                db.commit()
+        return orphans
+
+    # --- one run ---------------------------------------------------------
+    def _launch(self, exp_id: str) -> None:
+        cancel = threading.Event()
+        t = threading.Thread(target=self._execute, args=(exp_id, cancel),
+                             name=f"xcplab-run-{exp_id}", daemon=True)
+        with self._lock:
+            self._active[exp_id] = _Active(cancel=cancel, thread=t, started=self._clock())
+        t.start()
+
+    def _progress_writer(self, exp_id: str) -> Callable[[Any], None]:
+        last = [0.0, ""]
+
+        def on_progress(p: Any) -> None:
+            now = self._clock()
+            phase = str(getattr(p, "phase", ""))
+            if phase == last[1] and now - float(last[0]) < PROGRESS_MIN_INTERVAL_S:
+                return
+            last[0], last[1] = now, phase
+            try:
+                with self._sessions() as db:
+                    db.execute(update(Experiment).where(Experiment.id == exp_id).values(
+                        phase=phase[:64], fraction=float(getattr(p, "fraction", 0.0) or 0.0),
+                        elapsed_s=float(getattr(p, "elapsed_s", 0.0) or 0.0),
+                        message=str(getattr(p, "message", ""))[:2000]))
+                    db.commit()
+            except Exception:
+                log.exception("%s: progress update failed", exp_id)
+        return on_progress
+
+    def _execute(self, exp_id: str, cancel: threading.Event) -> None:
+        with self._sessions() as db:
+            exp = db.scalar(select(Experiment).where(Experiment.id == exp_id))
+            assert exp is not None
+            spec_text, overrides = exp.spec_text, list(exp.overrides or [])
+        out_dir = Path(self.settings.runs_path)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        values: dict[str, Any] = {"finished_at": None}
+        try:
+            result = self._run_fn(spec_text=spec_text, out_dir=out_dir,
+                                  backend=self.settings.backend,
+                                  influx_url=self.settings.influx_url, overrides=tuple(overrides),
+                                  run_id=exp_id, on_progress=self._progress_writer(exp_id),
+                                  cancel=cancel)
+            status = str(getattr(result.status, "value", result.status))
+            values.update(state=status if status in ("completed", "failed", "cancelled")
+                          else State.failed.value,
+                          run_dir=str(result.run_dir) if result.run_dir else None,
+                          archive_path=str(result.archive_path) if result.archive_path else None,
+                          summary=result.summary if isinstance(result.summary, dict) else None)
+            if values["state"] == State.failed.value and isinstance(result.summary, dict):
+                values["error"] = "; ".join(result.summary.get("fidelity", {})
+                                            .get("problems", []))[:2000] or None
+        except Exception as e:
+            log.exception("%s failed", exp_id)
+            values.update(state=State.failed.value, error=f"{type(e).__name__}: {e}"[:4000])
+            values["message"] = self._clean_fn(exp_id)
+        with self._lock:
+            a = self._active.get(exp_id)
+            reason = a.reason if a else None
+        if reason == "cancelled":
+            values["state"] = State.cancelled.value
+        elif reason == "time limit":
+            values.update(state=State.failed.value,
+                          error=f"exceeded the run time limit of "
+                                f"{self.settings.run_time_limit_s:g} s; torn down")
+        elif reason == "stopping":
+            values.update(state=State.failed.value, error="interrupted: the server stopped")
+        values["finished_at"] = utcnow()
+        if values["state"] == State.completed.value:
+            values["fraction"] = 1.0
+        with self._sessions() as db:
+            db.execute(update(Experiment).where(Experiment.id == exp_id).values(**values))
+            db.commit()
+        with self._lock:
+            self._active.pop(exp_id, None)
+        self._wake.set()

@@ -1,0 +1,99 @@
+"""Service settings: one pydantic model, read from XCPLAB_* environment variables.
+
+The API reads them through `orchestrator.api.deps.get_settings()`, which tests
+override; the CLI (`xcplab serve`) builds them from flags layered over the
+environment. Every limit a user can hit is here so it is visible in one place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+ENV_PREFIX = "XCPLAB_"
+
+
+class Settings(BaseModel):
+    """Everything the service needs to know; immutable once built."""
+
+    model_config = {"frozen": True}
+
+    data_dir: Path = Field(default=Path("/var/lib/xcplab"),
+                           description="database (SQLite default) and runs live here")
+    db_url: str | None = Field(default=None,
+                               description="SQLAlchemy URL; default sqlite in data_dir")
+    runs_dir: Path | None = Field(default=None, description="default data_dir/runs")
+    backend: str = "netns"
+    influx_url: str | None = None
+    # pool name -> how many runs it executes at once; 0 pauses a pool (bench, tests).
+    pools: dict[str, int] = Field(default_factory=lambda: {"local": 1})
+    default_pool: str = "local"
+    run_time_limit_s: float = 3600.0
+    # Limits on what a user may submit.
+    max_spec_bytes: int = 256 * 1024
+    max_nodes: int = 200
+    max_flows: int = 500
+    max_duration_s: float = 3600.0
+    max_sweep_runs: int = 200
+    submit_rate_per_min: float = 60.0
+    submit_burst: int = 20
+    scheduler_poll_s: float = 0.5
+    # Reserved for tests: "module:function" replacing the real runner
+    # (orchestrator.runner.execute_run) with a function of the same signature.
+    # Never set it in a deployment.
+    test_only_run_function: str | None = None
+
+    @field_validator("pools")
+    @classmethod
+    def _pools_non_negative(cls, v: dict[str, int]) -> dict[str, int]:
+        bad = {k: n for k, n in v.items() if n < 0}
+        if bad:
+            raise ValueError(f"pool concurrency must be >= 0, got {bad}")
+        return v
+
+    @property
+    def database_url(self) -> str:
+        return self.db_url or f"sqlite:///{self.data_dir / 'xcplab.db'}"
+
+    @property
+    def runs_path(self) -> Path:
+        return self.runs_dir or self.data_dir / "runs"
+
+
+def parse_pools(text: str) -> dict[str, int]:
+    """`local=1,big=4` -> {"local": 1, "big": 4}; ValueError naming the bad item."""
+    pools: dict[str, int] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        name, sep, n = item.partition("=")
+        if not sep or not name or not n.strip().isdigit():
+            raise ValueError(f"pool {item!r}: expected NAME=COUNT, e.g. local=1")
+        pools[name.strip()] = int(n)
+    return pools
+
+
+_ENV_FIELDS: dict[str, str] = {
+    "DATA_DIR": "data_dir", "DB_URL": "db_url", "RUNS_DIR": "runs_dir",
+    "BACKEND": "backend", "INFLUX_URL": "influx_url", "DEFAULT_POOL": "default_pool",
+    "RUN_TIME_LIMIT_S": "run_time_limit_s", "MAX_SPEC_BYTES": "max_spec_bytes",
+    "MAX_NODES": "max_nodes", "MAX_FLOWS": "max_flows",
+    "MAX_DURATION_S": "max_duration_s", "MAX_SWEEP_RUNS": "max_sweep_runs",
+    "SUBMIT_RATE_PER_MIN": "submit_rate_per_min", "SUBMIT_BURST": "submit_burst",
+    "SCHEDULER_POLL_S": "scheduler_poll_s",
+    "TEST_ONLY_RUN_FUNCTION": "test_only_run_function",
+}
+
+
+def settings_from_env(environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
+    """Settings from XCPLAB_* variables, then keyword overrides (None = not given)."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for suffix, field in _ENV_FIELDS.items():
+        if ENV_PREFIX + suffix in env:
+            values[field] = env[ENV_PREFIX + suffix]
+    if ENV_PREFIX + "POOLS" in env:
+        values["pools"] = parse_pools(env[ENV_PREFIX + "POOLS"])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Settings(**values)

@@ -1,0 +1,76 @@
+"""Users and bearer tokens.
+
+A token reads `xcp_<id>.<secret>`: the id is stored in clear to find the row,
+the secret (32 random bytes) only as sha256(salt + secret). A secret with 256
+bits of entropy needs no slow hash; a fast one keeps every request cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from orchestrator.errors import XcplabError
+from orchestrator.service.errors import Unauthorized
+from orchestrator.service.models import Token, User
+
+TOKEN_PREFIX = "xcp_"
+
+
+def _digest(salt: str, secret: str) -> str:
+    return hashlib.sha256(bytes.fromhex(salt) + secret.encode()).hexdigest()
+
+
+def create_user(db: Session, name: str, *, admin: bool = False) -> tuple[User, str]:
+    """Creates NAME and its first token; returns the token in clear (shown once)."""
+    if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
+        raise XcplabError(f"user name {name!r}: use 1-64 letters, digits, '-' or '_'")
+    if db.scalar(select(User).where(User.name == name)) is not None:
+        raise XcplabError(f"user {name!r} already exists")
+    user = User(name=name, admin=admin)
+    db.add(user)
+    db.flush()
+    token = issue_token(db, user)
+    return user, token
+
+
+def issue_token(db: Session, user: User) -> str:
+    token_id = secrets.token_hex(8)
+    secret = secrets.token_urlsafe(32)
+    salt = secrets.token_hex(16)
+    db.add(Token(id=token_id, user_id=user.id, salt=salt, digest=_digest(salt, secret)))
+    return f"{TOKEN_PREFIX}{token_id}.{secret}"
+
+
+def authenticate(db: Session, token: str) -> User:
+    """The user owning TOKEN, or Unauthorized (same message whatever was wrong)."""
+    bad = Unauthorized("invalid or revoked token")
+    if not token.startswith(TOKEN_PREFIX) or "." not in token:
+        raise bad
+    token_id, _, secret = token[len(TOKEN_PREFIX):].partition(".")
+    row = db.get(Token, token_id)
+    if row is None or row.revoked:
+        raise bad
+    if not hmac.compare_digest(row.digest, _digest(row.salt, secret)):
+        raise bad
+    return row.user
+
+
+def revoke_tokens(db: Session, name: str) -> int:
+    user = db.scalar(select(User).where(User.name == name))
+    if user is None:
+        raise XcplabError(f"user {name!r} does not exist")
+    n = 0
+    for t in user.tokens:
+        if not t.revoked:
+            t.revoked = True
+            n += 1
+    return n
+
+
+def list_users(db: Session) -> list[User]:
+    return list(db.scalars(select(User).order_by(User.name)))
