@@ -1,0 +1,424 @@
+#include "transport/connection.hh"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+namespace xcphost {
+namespace {
+
+uint32_t micros32(xcp::Timestamp t) { return static_cast<uint32_t>(t.ns() / 1000); }
+
+// Timeouts allowed while only our FIN is unacknowledged and the peer has
+// finished: the data is delivered, so giving up is quiet, not an error.
+constexpr uint32_t kMaxFinTimeouts = 3;
+
+}  // namespace
+
+std::string_view to_string(ConnState s) {
+  switch (s) {
+    case ConnState::kSynSent: return "syn_sent";
+    case ConnState::kSynReceived: return "syn_received";
+    case ConnState::kEstablished: return "established";
+    case ConnState::kClosed: return "closed";
+    case ConnState::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(ConnError e) {
+  switch (e) {
+    case ConnError::kNone: return "none";
+    case ConnError::kConnectTimeout: return "no answer to SYN (no server listening on that port?)";
+    case ConnError::kReset: return "connection reset by peer";
+    case ConnError::kTimedOut: return "connection lost (retransmission timeouts without progress)";
+  }
+  return "unknown";
+}
+
+Connection::Connection(const ConnectionConfig& cfg, FlowKey key, bool active,
+                       ConnectionHandler* handler, PacketSink& sink)
+    : cfg_(cfg),
+      key_(key),
+      active_(active),
+      handler_(handler),
+      sink_(sink),
+      cc_(make_congestion_controller(cfg.cc, cfg.cc_config())),
+      rtt_(cfg.rtt),
+      board_(0, cfg.mss_bytes),
+      send_buf_(cfg.send_buffer_bytes),
+      state_(active ? ConnState::kSynSent : ConnState::kSynReceived) {}
+
+void Connection::start(xcp::Timestamp now) {
+  started_at_ = now;
+  if (active_) {
+    send_control(seg_flags::kSyn, now);
+    rto_deadline_ = now + rtt_.rto();
+  }
+}
+
+size_t Connection::write(std::span<const uint8_t> data) {
+  if (fin_queued_ || done()) return 0;
+  const size_t n = send_buf_.append(data);
+  write_end_ += n;
+  return n;
+}
+
+void Connection::close() { fin_queued_ = true; }
+
+void Connection::abort(xcp::Timestamp now, ConnError err) {
+  if (done()) return;
+  send_control(seg_flags::kRst, now);
+  finish(ConnState::kFailed, err);
+}
+
+void Connection::finish(ConnState s, ConnError e) {
+  if (done()) return;
+  state_ = s;
+  error_ = e;
+  rto_deadline_ = delack_deadline_ = xcp::Timestamp::max();
+  if (handler_) handler_->on_closed(*this);
+}
+
+void Connection::maybe_done() {
+  if (state_ == ConnState::kEstablished && fin_acked_ && peer_fin_received_) {
+    finish(ConnState::kClosed, ConnError::kNone);
+  }
+}
+
+void Connection::enter_established(xcp::Timestamp now) {
+  state_ = ConnState::kEstablished;
+  consecutive_timeouts_ = 0;
+  rto_deadline_ = xcp::Timestamp::max();
+  (void)now;
+  if (handler_) handler_->on_established(*this);
+}
+
+// ---- arrival -------------------------------------------------------------
+
+void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
+                           std::span<const uint8_t> payload, xcp::Timestamp now) {
+  if (done()) return;
+  ++stats_.packets_received;
+  if (seg.has(seg_flags::kRst)) {
+    finish(ConnState::kFailed, ConnError::kReset);
+    return;
+  }
+  // Every Standard packet from the peer crossed the routers: its allocation
+  // goes back whole on our next packet (PROTOCOL.md §3 receiver duty).
+  if (shim.format == xcp::Format::kStandard && !seg.has(seg_flags::kSyn)) feedback_.on_data(shim);
+
+  if (state_ == ConnState::kSynSent) {
+    if (!seg.has(seg_flags::kSyn) || !seg.has(seg_flags::kAck)) return;
+    if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(micros32(now) - seg.ts_ecr_us));
+    ts_recent_ = seg.ts_val_us;
+    peer_window_end_ = seg.window_bytes;
+    enter_established(now);
+    ack_now_ = true;
+    pump(now);
+    return;
+  }
+  if (seg.has(seg_flags::kSyn)) {
+    // A repeated SYN (our SYN-ACK was lost) or SYN-ACK (our ACK was lost).
+    ts_recent_ = seg.ts_val_us;
+    if (state_ == ConnState::kSynReceived) {
+      send_control(seg_flags::kSyn | seg_flags::kAck, now);
+    } else {
+      ack_now_ = true;
+      pump(now);
+    }
+    return;
+  }
+  if (state_ == ConnState::kSynReceived) {
+    if (!seg.has(seg_flags::kAck)) return;
+    if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(micros32(now) - seg.ts_ecr_us));
+    peer_window_end_ = seg.ack + seg.window_bytes;
+    enter_established(now);
+  }
+
+  if (unacked_segments_ == 0) ts_recent_ = seg.ts_val_us;  // RFC 7323: echo the oldest unacked
+  if (seg.has(seg_flags::kAck)) on_ack_field(shim, seg, now);
+  if (done()) return;
+  if (!payload.empty() || seg.has(seg_flags::kFin)) on_payload(seg, payload, now);
+  pump(now);  // before maybe_done(): the ACK of the peer's FIN must still leave
+  maybe_done();
+}
+
+void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& seg,
+                              xcp::Timestamp now) {
+  if (seg.sack_count > 0) peer_sends_sack_ = true;
+  const AckUpdate upd =
+      board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), seg.sack_count));
+  AckEvent ev;
+  ev.now = now;
+  ev.reverse_feedback_bytes = shim.reverse_feedback_bytes;
+  if (shim.has_ixcp()) ev.echoed_next_bottleneck_id = shim.next_bottleneck_id;
+  stats_.feedback_bytes += shim.reverse_feedback_bytes;
+  if (!upd.stale) {
+    peer_window_end_ = std::max(peer_window_end_, seg.ack + seg.window_bytes);
+    if (upd.cumulative_advance_bytes > 0) {
+      const uint64_t data_acked = std::min(seg.ack, write_end_);
+      stats_.bytes_acked = data_acked;
+      send_buf_.release_until(data_acked);
+      if (fin_sent_ && seg.ack > write_end_) fin_acked_ = true;
+      consecutive_timeouts_ = 0;
+      if (seg.ts_ecr_us != 0) {
+        ev.rtt_sample = xcp::Duration::microseconds(micros32(now) - seg.ts_ecr_us);
+        rtt_.on_sample(*ev.rtt_sample);
+      }
+      rto_deadline_ = board_.outstanding_bytes() > 0 ? now + rtt_.rto() : xcp::Timestamp::max();
+    }
+  }
+  ev.newly_acked_bytes = upd.newly_acked_bytes;
+  ev.duplicate = upd.duplicate;
+  ev.srtt = rtt_.srtt();
+  ev.bytes_in_flight = board_.pipe();
+  ev.in_recovery = in_recovery_;
+  cc_->on_ack(ev);  // exactly once per ACK, duplicates and stale ones included
+
+  if (in_recovery_) {
+    if (board_.snd_una() >= recovery_point_) {
+      in_recovery_ = false;
+      cc_->on_recovery_exit(now);  // after an RTO too: clears XCP's loss-fallback flag
+    } else if (upd.cumulative_advance_bytes > 0 && !peer_sends_sack_) {
+      board_.mark_head_lost();  // NewReno partial ACK (RFC 6582 §3.2 step 3)
+    }
+  } else if (board_.lost_bytes() > 0 && board_.next_segment_to_retransmit()) {
+    in_recovery_ = true;
+    recovery_point_ = board_.snd_nxt();
+    ++stats_.fast_recoveries;
+    cc_->on_loss(now, board_.pipe());
+  }
+}
+
+void Connection::on_payload(const SegmentHeader& seg, std::span<const uint8_t> payload,
+                            xcp::Timestamp now) {
+  const uint64_t seq = seg.seq;
+  const uint64_t end = seq + payload.size();
+  bool in_order = false;
+  if (!payload.empty()) {
+    if (end <= rcv_nxt_) {
+      ack_now_ = true;  // duplicate: tell the sender at once
+    } else if (seq <= rcv_nxt_) {
+      deliver(payload.subspan(rcv_nxt_ - seq));
+      rcv_nxt_ = end;
+      in_order = true;
+      if (!reasm_.empty()) {
+        rcv_nxt_ = reasm_.drain(rcv_nxt_, [this](std::span<const uint8_t> b) { deliver(b); });
+        ack_now_ = true;  // a hole closed: RFC 5681 §4.2 immediate ACK
+      }
+    } else {
+      if (end - rcv_nxt_ <= cfg_.receive_window_bytes) reasm_.insert(seq, payload);
+      ack_now_ = true;  // out of order: immediate (duplicate) ACK with SACK
+    }
+  }
+  if (seg.has(seg_flags::kFin)) {
+    peer_fin_seq_ = end;
+    ack_now_ = true;
+  }
+  check_peer_fin();
+  if (in_order) {
+    ++unacked_segments_;
+    if (!cfg_.delayed_ack || unacked_segments_ >= 2) {
+      ack_now_ = true;
+    } else if (delack_deadline_ == xcp::Timestamp::max()) {
+      delack_deadline_ = now + cfg_.delayed_ack_timeout;
+    }
+  }
+}
+
+void Connection::deliver(std::span<const uint8_t> bytes) {
+  stats_.bytes_received += bytes.size();
+  if (handler_) handler_->on_data(*this, bytes);
+}
+
+void Connection::check_peer_fin() {
+  if (!peer_fin_received_ && peer_fin_seq_ && rcv_nxt_ == *peer_fin_seq_) {
+    rcv_nxt_ += 1;  // FIN occupies one sequence unit
+    peer_fin_received_ = true;
+    if (handler_) handler_->on_peer_fin(*this);
+  }
+}
+
+// ---- timers --------------------------------------------------------------
+
+xcp::Timestamp Connection::next_deadline() const { return std::min(rto_deadline_, delack_deadline_); }
+
+void Connection::on_timer(xcp::Timestamp now) {
+  if (done()) return;
+  if (delack_deadline_ <= now) {
+    delack_deadline_ = xcp::Timestamp::max();
+    if (unacked_segments_ > 0) {
+      ack_now_ = true;
+      pump(now);
+    }
+  }
+  if (rto_deadline_ <= now) on_retransmission_timeout(now);
+}
+
+void Connection::on_retransmission_timeout(xcp::Timestamp now) {
+  rtt_.on_timeout();
+  ++stats_.timeouts;
+  if (state_ == ConnState::kSynSent) {
+    if (now - started_at_ >= cfg_.connect_timeout) {
+      finish(ConnState::kFailed, ConnError::kConnectTimeout);
+      return;
+    }
+    send_control(seg_flags::kSyn, now);
+    rto_deadline_ = now + rtt_.rto();
+    return;
+  }
+  if (state_ == ConnState::kSynReceived) {
+    rto_deadline_ = xcp::Timestamp::max();  // the client repeats its SYN; nothing to resend
+    return;
+  }
+  ++consecutive_timeouts_;
+  const bool only_fin_left = fin_sent_ && board_.snd_una() == write_end_ && peer_fin_received_;
+  if (only_fin_left && consecutive_timeouts_ > kMaxFinTimeouts) {
+    finish(ConnState::kClosed, ConnError::kNone);
+    return;
+  }
+  if (consecutive_timeouts_ > cfg_.max_consecutive_timeouts) {
+    abort(now, ConnError::kTimedOut);
+    return;
+  }
+  board_.on_timeout();
+  cc_->on_timeout(now);
+  in_recovery_ = true;
+  recovery_point_ = board_.snd_nxt();
+  rto_deadline_ = xcp::Timestamp::max();
+  pump(now);
+  if (rto_deadline_ == xcp::Timestamp::max()) arm_rto(now);
+}
+
+void Connection::arm_rto(xcp::Timestamp now) { rto_deadline_ = now + rtt_.rto(); }
+
+// ---- sending -------------------------------------------------------------
+
+uint64_t Connection::window_payload_bytes() const {
+  // congestion_controller.hh contract: cwnd is in sequence-space (payload) bytes.
+  return cc_->cwnd_bytes();
+}
+
+void Connection::pump(xcp::Timestamp now) {
+  if (state_ == ConnState::kEstablished) {
+    if (handler_ && !fin_queued_ && send_buf_.free_space() > 0) handler_->on_send_space(*this);
+    while (sink_.has_room() && send_one(now)) {
+    }
+  }
+  if (ack_now_ && !done() && state_ != ConnState::kSynSent && sink_.has_room()) {
+    send_control(seg_flags::kAck, now);
+  }
+}
+
+bool Connection::send_one(xcp::Timestamp now) {
+  if (board_.pipe() >= std::max<uint64_t>(window_payload_bytes(), 1)) return false;
+  if (in_recovery_) {
+    if (auto r = board_.next_segment_to_retransmit()) {
+      const uint64_t len = std::min<uint64_t>(r->length(), cfg_.mss_bytes);
+      if (fin_sent_ && r->start == write_end_) {
+        send_segment(write_end_, 0, true, true, now);
+      } else {
+        const uint64_t data_len = std::min<uint64_t>(len, write_end_ - r->start);
+        send_segment(r->start, static_cast<uint32_t>(data_len), false, true, now);
+      }
+      return true;
+    }
+  }
+  const uint64_t nxt = board_.snd_nxt();
+  if (nxt < write_end_) {
+    if (nxt >= peer_window_end_) return false;  // the peer's receive window is full
+    const uint64_t len = std::min({uint64_t{cfg_.mss_bytes}, write_end_ - nxt, peer_window_end_ - nxt});
+    send_segment(nxt, static_cast<uint32_t>(len), false, false, now);
+    return true;
+  }
+  if (fin_queued_ && !fin_sent_ && nxt == write_end_) {
+    send_segment(write_end_, 0, true, false, now);
+    fin_sent_ = true;
+    return true;
+  }
+  return false;
+}
+
+void Connection::fill_ack_fields(SegmentHeader& seg) const {
+  seg.src_port = key_.local_port;
+  seg.dst_port = key_.remote_port;
+  seg.ack = rcv_nxt_;
+  seg.window_bytes = advertised_window();
+  seg.ts_ecr_us = ts_recent_;
+}
+
+uint32_t Connection::advertised_window() const {
+  const uint64_t held = reasm_.held_bytes();
+  return held >= cfg_.receive_window_bytes ? 0 : static_cast<uint32_t>(cfg_.receive_window_bytes - held);
+}
+
+void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retransmit,
+                              xcp::Timestamp now) {
+  SegmentHeader seg;
+  fill_ack_fields(seg);
+  seg.seq = seq;
+  seg.flags = seg_flags::kAck | (fin ? seg_flags::kFin : 0);
+  seg.ts_val_us = micros32(now);
+  std::span<uint8_t> out = sink_.buffer();
+  const size_t hdr = write_packet(seg, true, out);
+  if (len > 0) send_buf_.copy_out(seq, out.subspan(hdr, len));
+  board_.on_sent(seq, len + (fin ? 1 : 0));
+  sink_.commit(key_.remote_addr, hdr + len);
+  ++stats_.packets_sent;
+  cc_->on_packet_sent(now, len, board_.pipe());
+  if (retransmit) {
+    ++stats_.retransmits;
+  } else {
+    stats_.bytes_sent += len;
+  }
+  // The data segment carries our ACK: nothing owed any more.
+  ack_now_ = false;
+  unacked_segments_ = 0;
+  delack_deadline_ = xcp::Timestamp::max();
+  if (rto_deadline_ == xcp::Timestamp::max()) arm_rto(now);
+}
+
+void Connection::send_control(uint8_t flags, xcp::Timestamp now) {
+  SegmentHeader seg;
+  fill_ack_fields(seg);
+  seg.seq = board_.snd_nxt();
+  seg.flags = flags;
+  seg.ts_val_us = micros32(now);
+  if (flags & seg_flags::kSyn) {
+    seg.ack = 0;
+    seg.window_bytes = advertised_window();
+    if (!(flags & seg_flags::kAck)) seg.ts_ecr_us = 0;
+  }
+  if (flags == seg_flags::kAck) {
+    std::array<SackBlock, kMaxSackBlocks> blocks{};
+    seg.sack_count = static_cast<uint8_t>(reasm_.sack_blocks(blocks));
+    std::copy(blocks.begin(), blocks.end(), seg.sacks.begin());
+  }
+  // SYNs are Standard (they cross routers like data); ACKs and RSTs are Minimal.
+  const bool standard = (flags & seg_flags::kSyn) != 0;
+  std::span<uint8_t> out = sink_.buffer();
+  const size_t len = write_packet(seg, standard, out);
+  sink_.commit(key_.remote_addr, len);
+  ++stats_.packets_sent;
+  ack_now_ = false;
+  unacked_segments_ = 0;
+  delack_deadline_ = xcp::Timestamp::max();
+}
+
+size_t Connection::write_packet(const SegmentHeader& seg, bool standard, std::span<uint8_t> out) {
+  xcp::XcpHeader shim;
+  if (standard) {
+    const bool app_limited = !fin_queued_ && board_.snd_nxt() >= write_end_;
+    cc_->fill_header(shim, rtt_.srtt(), app_limited);
+    shim.format = xcp::Format::kStandard;
+  } else {
+    shim.format = xcp::Format::kMinimal;
+  }
+  shim.next_protocol = kNextProtoTransport;
+  feedback_.fill_ack(shim);  // every packet back carries the summed feedback, then resets it
+  const size_t n = xcp::write_header(shim, out);
+  return n + write_segment_header(seg, out.subspan(n));
+}
+
+}  // namespace xcphost

@@ -1,0 +1,155 @@
+// One reliable, bidirectional byte stream over the XCP shim: handshake,
+// sequence/ACK with SACK, delayed ACK, receive window, RTT from echoed µs
+// timestamps, RFC 6298 retransmission timer with back-off, SACK/dupack fast
+// retransmit and recovery. The congestion controller owns the window.
+//
+// Clock-injected and socket-free: time comes in as arguments, packets go to
+// a PacketSink, events go to a ConnectionHandler. The owner calls
+// on_packet() for each arriving segment, on_timer() when next_deadline()
+// passes and pump() to let the connection send what the window allows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "cc/congestion_controller.hh"
+#include "transport/connection_config.hh"
+#include "transport/connection_handler.hh"
+#include "transport/feedback_accumulator.hh"
+#include "transport/packet_sink.hh"
+#include "transport/reassembly_queue.hh"
+#include "transport/rtt_estimator.hh"
+#include "transport/sack_scoreboard.hh"
+#include "transport/segment.hh"
+#include "transport/send_buffer.hh"
+#include "xcp/header.hh"
+#include "xcp/units.hh"
+
+namespace xcphost {
+
+struct FlowKey {
+  uint32_t remote_addr = 0;  // IPv4, host byte order
+  uint16_t local_port = 0;
+  uint16_t remote_port = 0;
+  bool operator==(const FlowKey&) const = default;
+};
+
+enum class ConnState { kSynSent, kSynReceived, kEstablished, kClosed, kFailed };
+enum class ConnError { kNone, kConnectTimeout, kReset, kTimedOut };
+std::string_view to_string(ConnState s);
+std::string_view to_string(ConnError e);
+
+// Counters since the connection started (monotonic; reporters take deltas).
+struct ConnectionStats {
+  uint64_t bytes_sent = 0;           // payload bytes, first transmissions
+  uint64_t bytes_acked = 0;          // payload bytes cumulatively acknowledged
+  uint64_t bytes_received = 0;       // payload bytes delivered in order to the application
+  uint64_t retransmits = 0;          // segments retransmitted
+  uint64_t timeouts = 0;             // retransmission timeouts
+  uint64_t fast_recoveries = 0;
+  int64_t feedback_bytes = 0;        // sum of H_reverse_feedback received
+  uint64_t packets_sent = 0;
+  uint64_t packets_received = 0;
+};
+
+class Connection {
+ public:
+  // Active open (client) when `active`, else passive (created by a listener on a SYN).
+  Connection(const ConnectionConfig& cfg, FlowKey key, bool active, ConnectionHandler* handler,
+             PacketSink& sink);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Sends the SYN (active) or waits for one (passive).
+  void start(xcp::Timestamp now);
+  // Application: queues bytes for sending; returns how many fit.
+  size_t write(std::span<const uint8_t> data);
+  // Application: no more writes; a FIN follows the queued bytes.
+  void close();
+  // Abort: sends RST and fails the connection with `err`.
+  void abort(xcp::Timestamp now, ConnError err);
+
+  // One arriving segment (shim, segment header, payload).
+  void on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
+                 std::span<const uint8_t> payload, xcp::Timestamp now);
+  void on_timer(xcp::Timestamp now);
+  xcp::Timestamp next_deadline() const;
+  // Sends what the window, the peer's window and the sink allow, then any ACK owed.
+  void pump(xcp::Timestamp now);
+
+  ConnState state() const { return state_; }
+  ConnError error() const { return error_; }
+  bool done() const { return state_ == ConnState::kClosed || state_ == ConnState::kFailed; }
+  const FlowKey& key() const { return key_; }
+  const ConnectionStats& stats() const { return stats_; }
+  const CongestionController& controller() const { return *cc_; }
+  const RttEstimator& rtt() const { return rtt_; }
+  size_t send_space() const { return send_buf_.free_space(); }
+  bool closing() const { return fin_queued_; }
+  bool peer_finished() const { return peer_fin_received_; }
+  uint64_t bytes_in_flight() const { return board_.pipe(); }
+  void set_handler(ConnectionHandler* h) { handler_ = h; }
+  ConnectionHandler* handler() const { return handler_; }
+
+ private:
+  void on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& seg, xcp::Timestamp now);
+  void on_payload(const SegmentHeader& seg, std::span<const uint8_t> payload, xcp::Timestamp now);
+  void deliver(std::span<const uint8_t> bytes);
+  void check_peer_fin();
+  void on_retransmission_timeout(xcp::Timestamp now);
+  void enter_established(xcp::Timestamp now);
+  void finish(ConnState s, ConnError e);
+  void maybe_done();
+
+  bool send_one(xcp::Timestamp now);
+  void send_segment(uint64_t seq, uint32_t len, bool fin, bool retransmit, xcp::Timestamp now);
+  void send_control(uint8_t flags, xcp::Timestamp now);  // SYN, SYN-ACK, pure ACK, RST
+  size_t write_packet(const SegmentHeader& seg, bool standard, std::span<uint8_t> out);
+  void fill_ack_fields(SegmentHeader& seg) const;
+  uint32_t advertised_window() const;
+  void arm_rto(xcp::Timestamp now);
+  uint64_t window_payload_bytes() const;
+
+  ConnectionConfig cfg_;
+  FlowKey key_;
+  bool active_;
+  ConnectionHandler* handler_;
+  PacketSink& sink_;
+  std::unique_ptr<CongestionController> cc_;
+  RttEstimator rtt_;
+  SackScoreboard board_;
+  FeedbackAccumulator feedback_;
+  SendBuffer send_buf_;
+  ReassemblyQueue reasm_;
+  ConnectionStats stats_;
+
+  ConnState state_;
+  ConnError error_ = ConnError::kNone;
+  xcp::Timestamp started_at_;
+
+  // Sender.
+  uint64_t write_end_ = 0;                 // stream offset after the last byte written
+  uint64_t peer_window_end_ = 0;           // highest offset the peer accepts
+  bool fin_queued_ = false;
+  bool fin_sent_ = false;
+  bool fin_acked_ = false;
+  bool in_recovery_ = false;
+  uint64_t recovery_point_ = 0;
+  bool peer_sends_sack_ = false;
+  uint32_t consecutive_timeouts_ = 0;
+  xcp::Timestamp rto_deadline_ = xcp::Timestamp::max();
+
+  // Receiver.
+  uint64_t rcv_nxt_ = 0;
+  std::optional<uint64_t> peer_fin_seq_;
+  bool peer_fin_received_ = false;
+  uint32_t unacked_segments_ = 0;
+  bool ack_now_ = false;
+  uint32_t ts_recent_ = 0;
+  xcp::Timestamp delack_deadline_ = xcp::Timestamp::max();
+};
+
+}  // namespace xcphost

@@ -1,0 +1,113 @@
+#include "transport/endpoint.hh"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace xcphost {
+
+void Endpoint::listen(uint16_t port, const ConnectionConfig& cfg, Acceptor acceptor) {
+  listeners_[port] = Listener{cfg, std::move(acceptor)};
+}
+
+Connection& Endpoint::connect(FlowKey key, const ConnectionConfig& cfg, ConnectionHandler* handler,
+                              xcp::Timestamp now) {
+  if (conns_.contains(key)) {
+    throw std::invalid_argument("connect: local port " + std::to_string(key.local_port) +
+                                " already used for this peer");
+  }
+  auto conn = std::make_unique<Connection>(cfg, key, true, handler, sink_);
+  Connection& ref = *conn;
+  conns_.emplace(key, Entry{std::move(conn), false});
+  ++client_ports_[key.local_port];
+  ref.start(now);
+  return ref;
+}
+
+void Endpoint::remove(const Connection& c) {
+  auto it = conns_.find(c.key());
+  if (it == conns_.end()) return;
+  if (!it->second.accepted && --client_ports_[c.key().local_port] == 0) {
+    client_ports_.erase(c.key().local_port);
+  }
+  conns_.erase(it);
+}
+
+bool Endpoint::owns_port(uint16_t port) const {
+  return listeners_.contains(port) || client_ports_.contains(port);
+}
+
+void Endpoint::on_packet(uint32_t src_addr, std::span<const uint8_t> ip_payload, xcp::Timestamp now) {
+  ++stats_.packets_in;
+  const xcp::ParseResult shim = xcp::parse_header(ip_payload);
+  if (!shim.ok() || shim.header.next_protocol != kNextProtoTransport) {
+    ++stats_.malformed;
+    return;
+  }
+  const auto rest = ip_payload.subspan(shim.header.length());
+  const auto seg = parse_segment_header(rest);
+  if (!seg) {
+    ++stats_.malformed;
+    return;
+  }
+  const FlowKey key{src_addr, seg->dst_port, seg->src_port};
+  const auto payload = rest.subspan(seg->length());
+  if (auto it = conns_.find(key); it != conns_.end()) {
+    it->second.conn->on_packet(shim.header, *seg, payload, now);
+    return;
+  }
+  auto lit = listeners_.find(seg->dst_port);
+  if (lit == listeners_.end()) {
+    ++stats_.not_ours;
+    return;
+  }
+  if (seg->has(seg_flags::kRst)) return;
+  if (!seg->has(seg_flags::kSyn) || seg->has(seg_flags::kAck)) {
+    send_reset(src_addr, *seg, now);  // a segment for a connection this listener does not know
+    return;
+  }
+  auto conn = std::make_unique<Connection>(lit->second.cfg, key, false, nullptr, sink_);
+  Connection& ref = *conn;
+  conns_.emplace(key, Entry{std::move(conn), true});
+  ref.set_handler(lit->second.acceptor(ref));
+  ref.start(now);
+  ref.on_packet(shim.header, *seg, payload, now);
+}
+
+void Endpoint::send_reset(uint32_t remote_addr, const SegmentHeader& in, xcp::Timestamp now) {
+  SegmentHeader seg;
+  seg.src_port = in.dst_port;
+  seg.dst_port = in.src_port;
+  seg.seq = in.ack;
+  seg.flags = seg_flags::kRst;
+  seg.ts_val_us = static_cast<uint32_t>(now.ns() / 1000);
+  xcp::XcpHeader shim;
+  shim.format = xcp::Format::kMinimal;
+  shim.next_protocol = kNextProtoTransport;
+  std::span<uint8_t> out = sink_.buffer();
+  const size_t n = xcp::write_header(shim, out);
+  const size_t m = write_segment_header(seg, out.subspan(n));
+  sink_.commit(remote_addr, n + m);
+  ++stats_.resets_sent;
+}
+
+void Endpoint::service(xcp::Timestamp now) {
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    Connection& c = *it->second.conn;
+    if (c.next_deadline() <= now) c.on_timer(now);
+    if (!c.done()) c.pump(now);
+    if (c.done() && it->second.accepted) {
+      it = conns_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+xcp::Timestamp Endpoint::next_deadline() const {
+  xcp::Timestamp t = xcp::Timestamp::max();
+  for (const auto& [k, e] : conns_) t = std::min(t, e.conn->next_deadline());
+  return t;
+}
+
+}  // namespace xcphost

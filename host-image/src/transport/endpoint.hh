@@ -1,0 +1,81 @@
+// All connections of one process: demultiplexes arriving packets by
+// (remote address, local port, remote port), accepts SYNs on listening
+// ports, drives timers and sending. Several processes on one host each have
+// an Endpoint on their own raw socket; every one sees every protocol-253
+// packet and ignores ports it does not own.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/connection.hh"
+#include "xcp/units.hh"
+
+namespace xcphost {
+
+struct FlowKeyHash {
+  size_t operator()(const FlowKey& k) const {
+    return std::hash<uint64_t>()((uint64_t{k.remote_addr} << 32) | (uint64_t{k.local_port} << 16) |
+                                 k.remote_port);
+  }
+};
+
+struct EndpointStats {
+  uint64_t packets_in = 0;
+  uint64_t not_ours = 0;     // other ports (other processes on this host)
+  uint64_t malformed = 0;    // bad shim or segment header
+  uint64_t resets_sent = 0;  // segments for a listening port without a connection
+};
+
+class Endpoint {
+ public:
+  // Called for every accepted connection; returns its handler (may be null).
+  using Acceptor = std::function<ConnectionHandler*(Connection&)>;
+
+  explicit Endpoint(PacketSink& sink) : sink_(sink) {}
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // Accepts connections to `port` with `cfg` (the client's SYN chooses nothing).
+  void listen(uint16_t port, const ConnectionConfig& cfg, Acceptor acceptor);
+  // Opens a connection and sends its SYN. The reference stays valid until
+  // remove() (client connections are never reaped automatically).
+  Connection& connect(FlowKey key, const ConnectionConfig& cfg, ConnectionHandler* handler,
+                      xcp::Timestamp now);
+  void remove(const Connection& c);
+
+  // One received packet: `ip_payload` starts at the XCP shim.
+  void on_packet(uint32_t src_addr, std::span<const uint8_t> ip_payload, xcp::Timestamp now);
+  // Fires due timers, lets every connection send, and forgets finished
+  // accepted connections.
+  void service(xcp::Timestamp now);
+  xcp::Timestamp next_deadline() const;
+
+  size_t connection_count() const { return conns_.size(); }
+  bool owns_port(uint16_t port) const;
+  const EndpointStats& stats() const { return stats_; }
+
+ private:
+  void send_reset(uint32_t remote_addr, const SegmentHeader& in, xcp::Timestamp now);
+
+  struct Listener {
+    ConnectionConfig cfg;
+    Acceptor acceptor;
+  };
+  struct Entry {
+    std::unique_ptr<Connection> conn;
+    bool accepted = false;
+  };
+
+  PacketSink& sink_;
+  std::unordered_map<uint16_t, Listener> listeners_;
+  std::unordered_map<FlowKey, Entry, FlowKeyHash> conns_;
+  std::unordered_map<uint16_t, uint32_t> client_ports_;  // local port -> connections
+  EndpointStats stats_;
+};
+
+}  // namespace xcphost
