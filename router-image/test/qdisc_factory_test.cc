@@ -25,6 +25,22 @@ TEST(QdiscFactory, BuildsDropTailWithLimits) {
   EXPECT_EQ(q->limit().bytes, 15000u);
 }
 
+TEST(QdiscFactory, BuildsXcpWithParams) {
+  auto q = make_qdisc({{"kind", "xcp"}, {"limit_packets", 50}, {"params", {{"alpha", 0.3}, {"capacity_bps", 8e6}}}}, 1);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->kind(), "xcp");
+  nlohmann::json out;
+  q->report(out);
+  EXPECT_DOUBLE_EQ(out["xcp"]["alpha"].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(out["xcp"]["C"].get<double>(), 1e6);
+}
+
+TEST(QdiscFactory, BadXcpParamNamesField) {
+  const auto msg = error_of({{"kind", "xcp"}, {"params", {{"beta", -1}}}});
+  EXPECT_NE(msg.find("queue.params.beta"), std::string::npos) << msg;
+  EXPECT_NE(error_of({{"kind", "xcp"}, {"params", 3}}).find("queue.params"), std::string::npos);
+}
+
 TEST(QdiscFactory, UnknownKindNamesFieldAndValidValues) {
   const auto msg = error_of({{"kind", "sfq"}});
   EXPECT_NE(msg.find("queue.kind"), std::string::npos) << msg;

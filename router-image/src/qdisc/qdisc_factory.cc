@@ -5,6 +5,7 @@
 
 #include "qdisc/drop_tail.hh"
 #include "qdisc/param_reader.hh"
+#include "qdisc/xcp_qdisc.hh"
 
 namespace xcprouter {
 
@@ -24,10 +25,9 @@ uint64_t read_limit(const nlohmann::json& cfg, const char* key) {
 
 }  // namespace
 
-std::string_view qdisc_kinds() { return "droptail"; }
+std::string_view qdisc_kinds() { return "droptail, xcp"; }
 
 std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
-  (void)seed;
   if (!cfg.is_object()) {
     throw std::invalid_argument(std::string(kContext) + ": must be an object with \"kind\", got " + cfg.dump());
   }
@@ -52,6 +52,11 @@ std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   if (kind == "droptail") {
     reader.finish();  // DropTail takes no params
     return std::make_unique<DropTail>(limit);
+  }
+  if (kind == "xcp") {
+    auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed);
+    q->configure(params);  // one parser for build-time and live params
+    return q;
   }
   throw std::invalid_argument(std::string(kContext) + ".kind: unknown \"" + kind +
                               "\", valid values: " + std::string(qdisc_kinds()));

@@ -1,0 +1,131 @@
+#include "qdisc/xcp_qdisc.hh"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "qdisc/param_reader.hh"
+
+namespace xcprouter {
+
+namespace {
+
+std::unique_ptr<LinkSpareBandwidth> make_link_spare(LinkSpareBandwidth*& out) {
+  auto s = std::make_unique<LinkSpareBandwidth>();
+  out = s.get();
+  return s;
+}
+
+}  // namespace
+
+XcpQdisc::XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed)
+    : Qdisc(limit),
+      link_spare_(nullptr),
+      controller_(params, make_link_spare(link_spare_), seed),
+      pq_(params.min_queue_window) {}
+
+void XcpQdisc::set_capacity(xcp::Rate c) {
+  Qdisc::set_capacity(c);
+  if (capacity_override_ <= 0) link_spare_->set_capacity(c.bytes_per_s());
+}
+
+void XcpQdisc::start_timers(xcp::Timestamp now) {
+  // Timers start with the first packet: an idle port needs no control loop,
+  // and the first interval then measures y over real traffic.
+  started_ = true;
+  last_timeout_ = now;
+  next_timeout_ = now + xcp::Duration::seconds(controller_.state().d);
+  pq_.start(now, static_cast<double>(bytes()), controller_.state().d, xcp_capacity());
+}
+
+std::optional<xcp::Timestamp> XcpQdisc::next_deadline() const {
+  if (!started_) return std::nullopt;
+  return std::min(next_timeout_, pq_.deadline());
+}
+
+void XcpQdisc::on_deadline(xcp::Timestamp now) {
+  if (!started_) return;
+  if (now >= pq_.deadline()) {
+    pq_.on_deadline(now, static_cast<double>(bytes()), controller_.state().d, xcp_capacity());
+  }
+  if (now >= next_timeout_) {
+    const double elapsed = (now - last_timeout_).seconds_f();
+    const IntervalState& st = controller_.on_timeout(elapsed, pq_.value());
+    for (auto& s : stages_) s->on_timeout(st, elapsed);
+    last_timeout_ = now;
+    next_timeout_ = now + xcp::Duration::seconds(st.d);
+  }
+}
+
+bool XcpQdisc::do_enqueue(PacketPtr& p, xcp::Timestamp now, DropCause& cause) {
+  if (!started_) start_timers(now);
+  // y is the input rate of the port, so it counts arrivals the buffer or a
+  // stage then drops (ns-2.35 counts before DropTail's enque too).
+  controller_.on_arrival(*p);
+  for (auto& s : stages_) {
+    if (!s->on_arrival(*p, now)) {
+      cause = DropCause::kFairness;
+      return false;
+    }
+  }
+  if (would_overflow(*p)) {
+    cause = DropCause::kOverflow;
+    return false;
+  }
+  fifo_.push_back(std::move(p));
+  return true;
+}
+
+PacketPtr XcpQdisc::do_dequeue(xcp::Timestamp now) {
+  if (fifo_.empty()) return nullptr;
+  PacketPtr p = std::move(fifo_.front());
+  fifo_.pop_front();
+  // The base has not yet subtracted this packet: queue left behind it.
+  pq_.on_departure(static_cast<double>(bytes() - p->wire_bytes()));
+  for (auto& s : stages_) s->before_feedback(*p, now);
+  controller_.on_departure(*p);
+  for (auto& s : stages_) s->after_feedback(*p, now);
+  return p;
+}
+
+void XcpQdisc::report(nlohmann::json& out) const {
+  nlohmann::json x = nlohmann::json::object();
+  controller_.report(x);
+  x["C"] = xcp_capacity();
+  x["capacity_override"] = capacity_override_ > 0;
+  x["Tq"] = pq_.window().seconds_f();
+  for (const auto& s : stages_) s->report(x);
+  out["xcp"] = std::move(x);
+}
+
+void XcpQdisc::configure(const nlohmann::json& params) {
+  ParamReader r(params, "queue.params");
+  XcpParams k = controller_.params();
+  k.alpha = r.number_or("alpha", k.alpha, 0.0, 10.0);
+  k.beta = r.number_or("beta", k.beta, 0.0, 10.0);
+  k.gamma = r.number_or("gamma", k.gamma, 0.0, 1.0);
+  auto secs = [&](const char* key, xcp::Duration cur) {
+    auto v = r.number(key, 1e-6, 10.0);
+    return v ? xcp::Duration::seconds(*v) : cur;
+  };
+  k.fallback_interval = secs("fallback_interval_s", k.fallback_interval);
+  k.min_interval = secs("min_interval_s", k.min_interval);
+  k.max_interval = secs("max_interval_s", k.max_interval);
+  k.rtt_cap = secs("rtt_cap_s", k.rtt_cap);
+  k.min_queue_window = secs("min_queue_window_s", k.min_queue_window);
+  const auto cap = r.number("capacity_bps", 0.0, 1e12);
+  r.finish();
+  if (k.min_interval > k.max_interval) {
+    throw std::invalid_argument("queue.params.min_interval_s: must not exceed max_interval_s (" +
+                                std::to_string(k.min_interval.seconds_f()) + " > " +
+                                std::to_string(k.max_interval.seconds_f()) + ")");
+  }
+  // Validated as a whole before anything changes.
+  controller_.params() = k;
+  pq_.set_min_window(k.min_queue_window);
+  if (cap) {
+    capacity_override_ = *cap / 8.0;
+    link_spare_->set_capacity(capacity_override_ > 0 ? capacity_override_ : capacity().bytes_per_s());
+  }
+}
+
+}  // namespace xcprouter

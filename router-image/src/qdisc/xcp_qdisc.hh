@@ -1,0 +1,59 @@
+// The XCP queue of one output port: a DropTail FIFO whose arrivals and
+// departures drive an XcpController (PROTOCOL.md §2), plus the
+// persistent-queue estimator and the two timers (control interval d, queue
+// window Tq) exposed through next_deadline()/on_deadline().
+//
+// C is the drain rate given by set_capacity() — the port shapes its output at
+// C, so this queue is the bottleneck queue. configure({"capacity_bps": x})
+// decouples the controller's C from the real rate (an experiment's wrong
+// capacity estimate); 0 restores "C = link rate".
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "qdisc/qdisc.hh"
+#include "xcp/persistent_queue.hh"
+#include "xcp/spare_bandwidth.hh"
+#include "xcp/xcp_controller.hh"
+#include "xcp/xcp_stage.hh"
+
+namespace xcprouter {
+
+class XcpQdisc final : public Qdisc {
+ public:
+  XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed);
+
+  std::string_view kind() const override { return "xcp"; }
+  void set_capacity(xcp::Rate c) override;
+  std::optional<xcp::Timestamp> next_deadline() const override;
+  void on_deadline(xcp::Timestamp now) override;
+  void report(nlohmann::json& out) const override;
+  // Live params (QUEUES.md "xcp"): alpha, beta, gamma, capacity_bps, ...
+  void configure(const nlohmann::json& params) override;
+
+  // C the controller uses (bytes/s).
+  double xcp_capacity() const { return link_spare_->capacity(); }
+  double persistent_queue() const { return pq_.value(); }
+  XcpController& controller() { return controller_; }
+  const XcpController& controller() const { return controller_; }
+  void add_stage(std::unique_ptr<XcpStage> stage) { stages_.push_back(std::move(stage)); }
+
+ protected:
+  bool do_enqueue(PacketPtr& p, xcp::Timestamp now, DropCause& cause) override;
+  PacketPtr do_dequeue(xcp::Timestamp now) override;
+
+ private:
+  void start_timers(xcp::Timestamp now);
+
+  LinkSpareBandwidth* link_spare_;  // owned by controller_
+  XcpController controller_;
+  PersistentQueue pq_;
+  std::vector<std::unique_ptr<XcpStage>> stages_;
+  double capacity_override_ = 0;  // bytes/s, 0 = follow set_capacity()
+  bool started_ = false;
+  xcp::Timestamp last_timeout_{};
+  xcp::Timestamp next_timeout_ = xcp::Timestamp::max();
+};
+
+}  // namespace xcprouter
