@@ -1,224 +1,308 @@
-"""Evaluates a spec's `expect:` list against a run's metrics.
+"""Evaluates a spec's `expect:` list (orchestrator.spec.models.Check) on a run's metrics.
 
-One entry is a dict. The kind of check is `check` (or `kind`/`metric`):
+A check names a `metric`, what it is measured on (`flow`, `flows`, `link` with an
+optional `direction`), an `op` and a `value`, optionally a `window`
+{start, stop} (seconds; stop None = end of run), `relative_to: capacity` and
+the `paper`'s number. Units of the measured value (same as the spec's):
 
-| kind          | measured value                                   | needs            |
-|---------------|--------------------------------------------------|------------------|
-| `throughput`  | flow throughput, Mb/s (or fraction of `of` link's capacity) | `flow`  |
-| `bytes`       | flow bytes (or fraction of `of` link's capacity × time)    | `flow`  |
-| `utilization` | link utilisation, fraction                       | `link`           |
-| `drops`       | drops on `link` (all links if absent); `cause`: queue, loss, all (default) | |
-| `queue`       | mean queue length of `link`, packets             | `link`           |
-| `jain`        | Jain's index of the throughput of `flows` (all flows if absent) |   |
-| `ratio`       | throughput of `flow` / throughput of `to`        | `flow`, `to`     |
+| metric                        | on              | value                                   |
+|-------------------------------|-----------------|-----------------------------------------|
+| throughput                    | flow / flows(Σ) | bit/s; with relative_to: capacity, the fraction of the capacity of `link` (or of the flow's bottleneck) |
+| bytes                         | flow / flows(Σ) | bytes; relative: fraction of capacity × time |
+| retransmits, srtt, cwnd       | flow / flows    | count, seconds (mean), bytes (mean)     |
+| convergence_time              | flow            | seconds from the window start (or the flow's start) until its 0.5 s mean throughput stays within ±10 % of its mean over the last fifth of the window |
+| utilization                   | link            | fraction (tx bytes / capacity × time)   |
+| drops, drops_queue, drops_loss| link (all if absent) | count (drops = every cause)        |
+| mean_queue, max_queue         | link            | packets                                 |
+| jain                          | flows (all if absent) | Jain's index of their throughputs |
+| ratio                         | flows: [a, b]   | throughput a / throughput b             |
 
-Bounds: `min`/`at_least`/`>=`, `max`/`at_most`/`<=`, `equals`/`==` (with optional
-`tolerance`). Optional `window: [t0, t1]` (seconds or "10s") restricts the
-measurement to that time span; `paper:` is free text quoted in the check line.
-The spec validator (orchestrator.spec) owns the schema; this module is lenient
-and reports an unusable entry as a failed check saying why, never raises.
+A link given by id without `direction` means its a→b direction for
+utilization and queues, both directions for drops. An entry this module cannot
+evaluate (unknown flow, no samples) becomes a failed check saying why: never an
+exception, never a silent pass.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from orchestrator.analysis.flows import bytes_between, per_time
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import DROP_COLUMNS, link_series, utilization_between
-from orchestrator.analysis.run_context import parse_seconds
+from orchestrator.analysis.metrics_io import Metrics
+from orchestrator.analysis.run_context import RunContext, parse_seconds
 
-_MIN_KEYS = ("min", "at_least", ">=", "ge")
-_MAX_KEYS = ("max", "at_most", "<=", "le")
-_EQ_KEYS = ("equals", "==", "eq")
+OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
+    "==": lambda a, b: math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12),
+}
+FLOW_METRICS = ("throughput", "bytes", "retransmits", "srtt", "cwnd", "convergence_time")
+LINK_METRICS = ("utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue")
+CONVERGENCE_BAND = 0.10  # ±10 % of the settled share
+CONVERGENCE_SMOOTH_S = 0.5  # smooth per-interval throughput over this long
 
 
-class _Unusable(Exception):
+class Unusable(Exception):
     """An expectation that cannot be evaluated; the message says why."""
 
 
-class Evaluator:
-    """Measures values on one run's metrics and the flow/link summaries derived from them."""
-
-    def __init__(self, flow_df: pd.DataFrame, link_df: pd.DataFrame,
-                 flows: dict[str, dict[str, Any]], links: dict[str, dict[str, Any]]):
-        self.flow_df, self.link_df, self.flows, self.links = flow_df, link_df, flows, links
-
-    # --- measurements -------------------------------------------------------
-    def _flow(self, fid: Any) -> str:
-        if str(fid) not in self.flows:
-            raise _Unusable(f"unknown flow {fid!r} (flows: {', '.join(self.flows) or 'none'})")
-        return str(fid)
-
-    def _link(self, name: Any) -> str:
-        if str(name) not in self.links:
-            raise _Unusable(f"unknown link {name!r} (links: {', '.join(self.links) or 'none'})")
-        return str(name)
-
-    def flow_bytes(self, fid: str, window: tuple[float, float] | None) -> float:
-        if window is None:
-            return float(self.flows[fid]["bytes"])
-        cum = per_time(self.flow_df[self.flow_df["flow"] == fid], "bytes")
-        return bytes_between(cum, *window)
-
-    def flow_mbps(self, fid: str, window: tuple[float, float] | None) -> float:
-        if window is None:
-            return float(self.flows[fid]["throughput_mbps"])
-        return self.flow_bytes(fid, window) * 8 / (window[1] - window[0]) / 1e6
-
-    def capacity_mbps(self, link: str, window: tuple[float, float] | None) -> float:
-        s = link_series(self.link_df[self.link_df["link"] == link])
-        if window is not None:
-            inside = s[(s["t_s"] >= window[0]) & (s["t_s"] <= window[1])]
-            s = inside if len(inside) else s
-        cap = s["capacity_bps"].dropna()
-        return float(cap.mean()) / 1e6 if len(cap) else math.nan
-
-    def link_window(self, link: str, window: tuple[float, float] | None) -> pd.DataFrame:
-        return link_series(self.link_df[self.link_df["link"] == link])
-
-    def drops(self, link: str, cause: str, window: tuple[float, float] | None) -> float:
-        s = self.link_window(link, window)
-        cols = {"queue": ["drops_queue"], "loss": ["drops_loss"], "all": DROP_COLUMNS}.get(cause)
-        if cols is None:
-            raise _Unusable(f"unknown drop cause {cause!r} (valid: queue, loss, all)")
-        total = 0.0
-        for col in cols:
-            vals = s[["t_s", col]].dropna()
-            if vals.empty:
-                continue
-            if window is None:
-                total += float(vals[col].iloc[-1])
-            else:
-                before = vals[vals["t_s"] <= window[0]][col]
-                upto = vals[vals["t_s"] <= window[1]][col]
-                total += (float(upto.iloc[-1]) if len(upto) else 0.0) - (
-                    float(before.iloc[-1]) if len(before) else 0.0)
-        return total
-
-    # --- one expectation ------------------------------------------------------
-    def measure(self, e: dict[str, Any], window: tuple[float, float] | None) -> tuple[float, str]:
-        kind = str(e.get("check", e.get("kind", e.get("metric", "")))).lower()
-        if kind in ("throughput", "bytes"):
-            fid = self._flow(e.get("flow"))
-            of = e.get("of", e.get("fraction_of"))
-            if kind == "throughput":
-                value, what = self.flow_mbps(fid, window), f"flow {fid} throughput"
-                unit = "Mb/s"
-                if of is not None:
-                    value /= self.capacity_mbps(self._link(of), window)
-                    what, unit = f"flow {fid} throughput / capacity of {of}", "of capacity"
-            else:
-                value, what, unit = self.flow_bytes(fid, window), f"flow {fid} bytes", "B"
-                if of is not None:
-                    span = window or self._run_span()
-                    cap_bytes = self.capacity_mbps(self._link(of), window) * 1e6 / 8 * (
-                        span[1] - span[0])
-                    value /= cap_bytes
-                    what, unit = f"flow {fid} bytes / (capacity of {of} × time)", "of capacity"
-            return value, f"{what} [{unit}]"
-        if kind in ("utilization", "utilisation"):
-            link = self._link(e.get("link"))
-            s = link_series(self.link_df[self.link_df["link"] == link])
-            value = utilization_between(s, *(window or (-math.inf, math.inf)))
-            return value, f"utilization of {link}"
-        if kind == "drops":
-            cause = str(e.get("cause", "all"))
-            links = [self._link(e["link"])] if e.get("link") else list(self.links)
-            value = sum(self.drops(lk, cause, window) for lk in links)
-            where = links[0] if len(links) == 1 else "all links"
-            return value, f"drops ({cause}) on {where}"
-        if kind == "queue":
-            link = self._link(e.get("link"))
-            s = self.link_window(link, window)
-            if window:
-                s = s[(s["t_s"] >= window[0]) & (s["t_s"] <= window[1])]
-            q = s["queue_pkts"].dropna()
-            return (float(q.mean()) if len(q) else math.nan), f"mean queue of {link} [pkts]"
-        if kind in ("jain", "fairness"):
-            ids = [self._flow(f) for f in (e.get("flows") or list(self.flows))]
-            value = jain_index([self.flow_mbps(f, window) for f in ids])
-            return value, f"Jain's index over {len(ids)} flows"
-        if kind == "ratio":
-            a, b = self._flow(e.get("flow")), self._flow(e.get("to", e.get("over")))
-            den = self.flow_mbps(b, window)
-            value = self.flow_mbps(a, window) / den if den > 0 else math.inf
-            return value, f"throughput {a} / {b}"
-        raise _Unusable(f"unknown check kind {kind!r} (valid: throughput, bytes, utilization, "
-                        "drops, queue, jain, ratio)")
-
-    def _run_span(self) -> tuple[float, float]:
-        t = pd.concat([self.flow_df["t_s"], self.link_df["t_s"]]).dropna()
-        return (0.0, float(t.max())) if len(t) else (0.0, 0.0)
+Window = tuple[float, float]
 
 
-def _bounds(e: dict[str, Any]) -> tuple[float | None, float | None, float | None, float]:
-    def first(keys: tuple[str, ...]) -> float | None:
-        for k in keys:
-            if e.get(k) is not None:
-                return float(e[k])
-        return None
-    op, val = e.get("op"), e.get("value", e.get("threshold"))
-    lo, hi, eq = first(_MIN_KEYS), first(_MAX_KEYS), first(_EQ_KEYS)
-    if op is not None and val is not None:
-        if op in (">=", ">", "min"):
-            lo = float(val)
-        elif op in ("<=", "<", "max"):
-            hi = float(val)
-        elif op in ("==", "="):
-            eq = float(val)
-    return lo, hi, eq, float(e.get("tolerance", 0.0))
+def _fmt(metric: str, v: float, relative: bool) -> str:
+    if math.isnan(v):
+        return "n/a"
+    if relative or metric in ("utilization", "jain", "ratio"):
+        return f"{v:.3g}"
+    if metric == "throughput":
+        return f"{v / 1e6:.3g} Mb/s"
+    if metric == "bytes":
+        return f"{v / 1e6:.4g} MB"
+    if metric in ("srtt", "convergence_time"):
+        return f"{v * 1e3:.4g} ms" if metric == "srtt" else f"{v:.3g} s"
+    if metric == "cwnd":
+        return f"{v:.0f} B"
+    return f"{v:g}"
 
 
-def _window(e: dict[str, Any]) -> tuple[float, float] | None:
-    w = e.get("window")
-    if w is None:
-        return None
-    if isinstance(w, str) and ".." in w:
-        w = w.split("..")
-    if isinstance(w, dict):
-        w = [w.get("start", w.get("from")), w.get("end", w.get("to"))]
-    if not isinstance(w, (list, tuple)) or len(w) != 2:
-        raise _Unusable(f"window {w!r} is not [start, end]")
-    t0, t1 = parse_seconds(w[0]), parse_seconds(w[1])
-    if t0 is None or t1 is None or t1 <= t0:
-        raise _Unusable(f"window {w!r} is not [start, end] with start < end")
-    return t0, t1
-
-
-def evaluate_one(ev: Evaluator, e: dict[str, Any]) -> dict[str, Any]:
-    """{check, value, ok} for one entry; an unusable entry fails with the reason."""
-    paper = e.get("paper")
-    note = f" (paper: {paper})" if paper not in (None, "") else ""
+def parse_value(metric: str, value: Any) -> float:
+    """The check's bound in the metric's unit; strings carry units (25Mbps, 95%, 2s, 200MB)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str):
+        raise Unusable(f"value {value!r} is not a number")
+    text = value.strip()
+    if text.endswith("%"):
+        return float(text[:-1]) / 100.0
+    from orchestrator import units  # lazy: analysis must load even if units is absent
+    parser = {"throughput": units.parse_rate, "bytes": units.parse_size, "cwnd": units.parse_size,
+              "srtt": units.parse_duration, "convergence_time": units.parse_duration}.get(metric)
     try:
-        window = _window(e)
-        value, what = ev.measure(e, window)
-        lo, hi, eq, tol = _bounds(e)
-        if lo is None and hi is None and eq is None:
-            raise _Unusable("no bound given (min, max or equals)")
-        parts = []
-        ok = not math.isnan(value)
-        if lo is not None:
-            parts.append(f"≥ {lo:g}")
-            ok = ok and value >= lo
-        if hi is not None:
-            parts.append(f"≤ {hi:g}")
-            ok = ok and value <= hi
-        if eq is not None:
-            parts.append(f"== {eq:g}" + (f" ± {tol:g}" if tol else ""))
-            ok = ok and abs(value - eq) <= tol
-        span = f" in [{window[0]:g} s, {window[1]:g} s]" if window else ""
-        text = f"{what}{span} {' and '.join(parts)}{note}"
-        if e.get("description"):
-            text = f"{e['description']}: {text}"
+        return float(parser(text)) if parser else float(text)
+    except ValueError as e:
+        raise Unusable(f"value {value!r}: {e}") from e
+
+
+class Evaluator:
+    """Measures check values on one run's metrics and the summaries derived from them."""
+
+    def __init__(self, metrics: Metrics, ctx: RunContext, flows: dict[str, dict[str, Any]],
+                 links: dict[str, dict[str, Any]]):
+        self.m, self.ctx, self.flows, self.links = metrics, ctx, flows, links
+
+    # --- lookups ---------------------------------------------------------------
+    def run_end(self) -> float:
+        t = pd.concat([self.m.flow["t_s"], self.m.link["t_s"]]).dropna()
+        return float(t.max()) if len(t) else (self.ctx.duration_s() or 0.0)
+
+    def flow_ids(self, check: dict[str, Any], default_all: bool = False) -> list[str]:
+        ids = list(check.get("flows") or ([check["flow"]] if check.get("flow") else []))
+        if not ids and default_all:
+            ids = list(self.flows)
+        if not ids:
+            raise Unusable("name the flow (flow:) or flows (flows:)")
+        for f in ids:
+            if str(f) not in self.flows:
+                raise Unusable(f"unknown flow {f!r} (flows: {', '.join(self.flows) or 'none'})")
+        return [str(f) for f in ids]
+
+    def link_names(self, check: dict[str, Any]) -> list[str]:
+        link = check.get("link")
+        if not link:
+            return list(self.links)
+        names = self.ctx.direction_name(str(link), check.get("direction"))
+        if not names:
+            raise Unusable(f"unknown link {link!r}")
+        missing = [n for n in names if n not in self.links]
+        if len(missing) == len(names):
+            raise Unusable(f"no metrics for link {link!r} ({', '.join(names)}); measured: "
+                           f"{', '.join(self.links) or 'none'}")
+        return [n for n in names if n in self.links]
+
+    def one_link(self, check: dict[str, Any]) -> str:
+        if not check.get("link"):
+            raise Unusable("name the link (link:)")
+        names = self.link_names(check)
+        if len(names) > 1 and "->" not in str(check["link"]):
+            a_to_b = self.ctx.direction_name(str(check["link"]), "a_to_b")
+            names = [n for n in names if n in a_to_b] or names
+        return names[0]
+
+    def _cum(self, fid: str, column: str) -> pd.Series:
+        return per_time(self.m.flow[self.m.flow["flow"] == fid], column)
+
+    def _link_s(self, name: str) -> pd.DataFrame:
+        return link_series(self.m.link[self.m.link["link"] == name])
+
+    def capacity_bps(self, check: dict[str, Any], fids: list[str], w: Window) -> float:
+        if check.get("link"):
+            names = [self.one_link(check)]
+        else:  # the flow's bottleneck: the slowest direction along its path
+            path = self.ctx.flow_path(fids[0])
+            names = [f"{a}->{b}" for a, b in itertools.pairwise(path)
+                     if f"{a}->{b}" in self.links]
+            if not names:
+                raise Unusable(f"relative_to capacity: give link: (path of flow {fids[0]} "
+                               "unknown or unmeasured)")
+        caps = []
+        for n in names:
+            s = self._link_s(n)
+            inside = s[(s["t_s"] >= w[0]) & (s["t_s"] <= w[1])]["capacity_bps"].dropna()
+            caps.append(float(inside.mean()) if len(inside) else math.nan)
+        return min(caps)
+
+    # --- measurements ------------------------------------------------------------
+    def flow_value(self, metric: str, fid: str, w: Window, whole: bool) -> float:
+        df = self.m.flow[self.m.flow["flow"] == fid]
+        if metric == "bytes":
+            return float(self.flows[fid]["bytes"]) if whole else bytes_between(
+                self._cum(fid, "bytes"), *w)
+        if metric == "throughput":
+            if whole:
+                return float(self.flows[fid]["throughput_mbps"]) * 1e6
+            return bytes_between(self._cum(fid, "bytes"), *w) * 8 / (w[1] - w[0])
+        if metric == "retransmits":
+            cum = self._cum(fid, "retransmits")
+            return float(np.interp(w[1], cum.index, cum)) - float(np.interp(w[0], cum.index, cum)
+                                                                 ) if len(cum) else 0.0
+        inside = df[(df["t_s"] >= w[0]) & (df["t_s"] <= w[1])]
+        if metric == "srtt":
+            v = inside["srtt_us"].dropna()
+            v = v[v > 0]
+            return float(v.mean()) / 1e6 if len(v) else math.nan
+        if metric == "cwnd":
+            c = per_time(inside, "cwnd_bytes", how="zero")
+            return float(c.mean()) if len(c) else math.nan
+        if metric == "convergence_time":
+            return self.convergence_time(fid, w)
+        raise Unusable(f"metric {metric!r} is not a flow metric")
+
+    def convergence_time(self, fid: str, w: Window) -> float:
+        cum = self._cum(fid, "bytes")
+        start = w[0] if w[0] > 0 else float(self.flows[fid].get("start_s") or 0.0)
+        cum = cum[(cum.index >= start) & (cum.index <= w[1])]
+        if len(cum) < 4:
+            raise Unusable(f"flow {fid}: too few samples in the window to judge convergence")
+        t = cum.index.to_numpy(dtype=float)
+        rate = pd.Series(np.diff(cum.to_numpy(dtype=float)) * 8 / np.diff(t), index=t[1:])
+        dt = float(np.median(np.diff(t)))
+        smooth = rate.rolling(max(1, round(CONVERGENCE_SMOOTH_S / dt)), min_periods=1).mean()
+        tail = rate[rate.index >= t[-1] - (t[-1] - start) / 5]
+        target = float(tail.mean())
+        outside = np.abs(smooth.to_numpy() - target) > CONVERGENCE_BAND * target
+        if not outside.any():
+            return 0.0
+        last_bad = int(np.nonzero(outside)[0][-1])
+        if last_bad == len(smooth) - 1:
+            return math.inf
+        return float(smooth.index[last_bad + 1]) - start
+
+    def link_value(self, metric: str, names: list[str], w: Window, whole: bool) -> float:
+        if metric.startswith("drops"):
+            cols = DROP_COLUMNS if metric == "drops" else [metric]
+            total = 0.0
+            for n in names:
+                s = self._link_s(n)
+                for col in cols:
+                    v = s[["t_s", col]].dropna()
+                    if len(v):
+                        upto = v[v["t_s"] <= w[1]][col]
+                        before = v[v["t_s"] <= w[0]][col] if not whole else pd.Series(dtype=float)
+                        total += (float(upto.iloc[-1]) if len(upto) else 0.0) - (
+                            float(before.iloc[-1]) if len(before) else 0.0)
+            return total
+        s = self._link_s(names[0])
+        if metric == "utilization":
+            return utilization_between(s, *w)
+        q = s[(s["t_s"] >= w[0]) & (s["t_s"] <= w[1])]["queue_pkts"].dropna()
+        if not len(q):
+            return math.nan
+        return float(q.mean()) if metric == "mean_queue" else float(q.max())
+
+    def measure(self, c: dict[str, Any], w: Window, whole: bool) -> tuple[float, str]:
+        metric = str(c.get("metric", ""))
+        relative = c.get("relative_to") == "capacity"
+        if metric in FLOW_METRICS:
+            fids = self.flow_ids(c)
+            vals = [self.flow_value(metric, f, w, whole) for f in fids]
+            value = sum(vals) if metric in ("throughput", "bytes", "retransmits") \
+                else float(np.mean(vals))
+            what = f"{metric} of flow {fids[0]}" if len(fids) == 1 else \
+                f"{metric} of flows {'+'.join(fids)}"
+            if relative:
+                if metric not in ("throughput", "bytes"):
+                    raise Unusable("relative_to: capacity applies to throughput and bytes only")
+                cap = self.capacity_bps(c, fids, w)
+                span = (w[1] - w[0]) if not whole or metric == "throughput" else self.run_end()
+                value /= cap if metric == "throughput" else cap * span / 8
+                where = c.get("link") or "its bottleneck"
+                what += f" / capacity of {where}" + (" × time" if metric == "bytes" else "")
+            return value, what
+        if metric in LINK_METRICS:
+            if metric.startswith("drops"):
+                names = self.link_names(c)
+            else:
+                names = [self.one_link(c)]
+            where = names[0] if len(names) == 1 else ("all links" if not c.get("link")
+                                                      else f"link {c['link']}")
+            return self.link_value(metric, names, w, whole), f"{metric} on {where}"
+        if metric == "jain":
+            fids = self.flow_ids(c, default_all=True)
+            tputs = [self.flow_value("throughput", f, w, whole) for f in fids]
+            return jain_index(tputs), f"Jain's index over {len(fids)} flows"
+        if metric == "ratio":
+            fids = self.flow_ids(c)
+            if len(fids) != 2:
+                raise Unusable("ratio needs flows: [numerator, denominator]")
+            a, b = (self.flow_value("throughput", f, w, whole) for f in fids)
+            return (a / b if b > 0 else math.inf), f"throughput ratio {fids[0]} / {fids[1]}"
+        raise Unusable(f"unknown metric {metric!r}")
+
+
+def _window(c: dict[str, Any], run_end: float) -> tuple[Window, bool]:
+    """(window, whole_run) of a check; whole_run when no window was given."""
+    w = c.get("window")
+    if not w:
+        return (0.0, run_end), True
+    if not isinstance(w, dict):
+        raise Unusable(f"window {w!r} is not {{start, stop}}")
+    t0 = parse_seconds(w.get("start", 0.0)) or 0.0
+    t1 = parse_seconds(w.get("stop")) if w.get("stop") is not None else run_end
+    if t1 is None or t1 <= t0:
+        raise Unusable(f"window [{t0}, {t1}] needs start < stop")
+    return (t0, t1), False
+
+
+def evaluate_one(ev: Evaluator, c: dict[str, Any]) -> dict[str, Any]:
+    """{check, value, ok} for one entry (plus op/bound/window extras)."""
+    paper = f" (paper: {c['paper']})" if c.get("paper") else ""
+    label = f"{c['name']}: " if c.get("name") else ""
+    metric = str(c.get("metric", ""))
+    relative = c.get("relative_to") == "capacity"
+    try:
+        op = str(c.get("op", ""))
+        if op not in OPS:
+            raise Unusable(f"op {op!r} is not one of {', '.join(OPS)}")
+        bound = parse_value(metric, c.get("value"))
+        w, whole = _window(c, ev.run_end())
+        value, what = ev.measure(c, w, whole)
+        ok = (not math.isnan(value)) and OPS[op](value, bound)
+        span = "" if whole else f" in [{w[0]:g} s, {w[1]:g} s]"
+        text = (f"{label}{what}{span} {op} {_fmt(metric, bound, relative)}{paper}: "
+                f"measured {_fmt(metric, value, relative)}")
         return {"check": text, "value": value, "ok": bool(ok)}
-    except _Unusable as why:
-        return {"check": f"{e.get('description', e)}: cannot evaluate: {why}{note}",
+    except Unusable as why:
+        return {"check": f"{label}{metric or 'check'}: cannot evaluate: {why}{paper}",
                 "value": math.nan, "ok": False}
 
 
-def evaluate(ev: Evaluator, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [evaluate_one(ev, e) for e in entries]
+def evaluate(ev: Evaluator, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [evaluate_one(ev, c) for c in checks]

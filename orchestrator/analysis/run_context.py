@@ -1,10 +1,10 @@
-"""What the analysis needs from resolved.json and plan.json, read defensively.
+"""What the analysis needs from plan.json and resolved.json, read defensively.
 
-The spec models belong to orchestrator.spec; the analysis only needs a few
-facts (name, seed, duration, sampling interval, flow ids, which links were
-configured lossy, the expect list) and must still produce a summary when a run
-failed before these files were complete. Every accessor therefore tolerates
-absent keys and falls back to "unknown" rather than guessing.
+plan.json (orchestrator.plan.model.Plan) is the primary source: it names every
+link direction with its capacity and loss model, every flow with its path, the
+timeline in seconds. resolved.json (the spec with defaults applied) supplies
+the `expect:` list. A failed run may have neither complete, so every accessor
+falls back to "unknown" (None) rather than guessing.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any
 
 from orchestrator.errors import XcplabError
 
-_DURATION_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-_DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-z]*)\s*$")
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0,
+                   "min": 60.0}
+_DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zµ]*)\s*$")
 
 
 def parse_seconds(value: Any) -> float | None:
@@ -31,10 +32,6 @@ def parse_seconds(value: Any) -> float | None:
         m = _DURATION_RE.match(value)
         if m and (m.group(2) or "s") in _DURATION_UNITS:
             return float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
-    if isinstance(value, dict):
-        for key in ("s", "seconds", "value_s"):
-            if key in value:
-                return parse_seconds(value[key])
     return None
 
 
@@ -48,39 +45,45 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _link_ends(link: dict[str, Any]) -> tuple[str, str] | None:
-    for a_key, b_key in (("a", "b"), ("src", "dst"), ("from", "to"), ("node_a", "node_b")):
-        if isinstance(link.get(a_key), str) and isinstance(link.get(b_key), str):
-            return link[a_key], link[b_key]
-    for key in ("endpoints", "nodes", "ends"):
-        ends = link.get(key)
-        if isinstance(ends, list) and len(ends) == 2:
-            names = [e if isinstance(e, str) else (e or {}).get("node") for e in ends]
-            if all(isinstance(n, str) for n in names):
-                # "R1:eth0" style endpoints name the node before the colon.
-                return names[0].split(":")[0], names[1].split(":")[0]
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _node_of(end: Any) -> str | None:
+    if isinstance(end, str):
+        return end
+    if isinstance(end, dict) and isinstance(end.get("node"), str):
+        return end["node"]
     return None
 
 
-def _is_lossy(loss: Any) -> bool:
-    """True when a loss configuration can drop packets (anything non-zero)."""
-    if loss is None or loss is False:
-        return False
-    if isinstance(loss, (int, float)):
-        return loss > 0
-    if isinstance(loss, str):
-        num = re.match(r"^\s*([0-9]*\.?[0-9]+)", loss)
-        return not (num and float(num.group(1)) == 0) and loss.strip().lower() not in ("", "none")
-    if isinstance(loss, dict):
-        if str(loss.get("model", loss.get("kind", ""))).lower() in ("none", "off"):
-            return False
-        return any(_is_lossy(v) for k, v in loss.items() if k not in ("model", "kind", "seed"))
-    return True
+def _loss_mean(loss: Any) -> float | None:
+    """Mean loss probability of a plan Loss dict (None when unreadable)."""
+    if not isinstance(loss, dict):
+        return None
+    model = loss.get("model", "none")
+    if model == "none":
+        return 0.0
+    p = float(loss.get("p", 0.0) or 0.0)
+    if model == "bernoulli":
+        return p
+    r = float(loss.get("r", 0.0) or 0.0)
+    bad, good = float(loss.get("loss_bad", 1.0)), float(loss.get("loss_good", 0.0))
+    return good if p + r == 0 else (r * good + p * bad) / (p + r)
+
+
+@dataclass(frozen=True)
+class Direction:
+    name: str  # "A->B"
+    link_id: str
+    side: str  # "a_to_b" | "b_to_a"
+    capacity_bps: float | None
+    loss: float | None  # mean configured loss probability
 
 
 @dataclass
 class RunContext:
-    """Facts about the run taken from resolved.json and plan.json."""
+    """Facts about the run taken from plan.json and resolved.json."""
 
     resolved: dict[str, Any] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
@@ -91,108 +94,115 @@ class RunContext:
         return cls(_read_json(run_dir / "resolved.json"), _read_json(run_dir / "plan.json"))
 
     def _spec(self) -> dict[str, Any]:
-        # Some writers nest the spec under "spec" next to run-level keys.
-        inner = self.resolved.get("spec")
+        inner = self.resolved.get("spec")  # a writer may nest the spec next to run keys
         return inner if isinstance(inner, dict) else self.resolved
 
+    def _sources(self) -> tuple[dict[str, Any], ...]:
+        return (self.plan, self._spec(), self.resolved)
+
+    # --- scalars -----------------------------------------------------------------
     def experiment(self, default: str) -> str:
-        for src in (self.resolved, self._spec()):
+        for src in self._sources():
             for key in ("experiment", "name"):
                 if isinstance(src.get(key), str) and src[key]:
                     return src[key]
         return default
 
     def seed(self) -> int | None:
-        for src in (self.resolved, self._spec(), self.plan):
-            if isinstance(src.get("seed"), int):
+        for src in self._sources():
+            if isinstance(src.get("seed"), int) and not isinstance(src.get("seed"), bool):
                 return int(src["seed"])
         return None
 
     def duration_s(self) -> float | None:
-        for src in (self._spec(), self.resolved, self.plan):
-            if "duration" in src:
-                return parse_seconds(src["duration"])
-            if "duration_s" in src:
-                return parse_seconds(src["duration_s"])
+        for src in self._sources():
+            for key in ("duration_s", "duration"):
+                if key in src and (v := parse_seconds(src[key])) is not None:
+                    return v
         return None
 
     def metrics_interval_s(self) -> float | None:
-        for src in (self._spec(), self.plan):
-            m = src.get("metrics")
-            if isinstance(m, dict) and "interval" in m:
-                return parse_seconds(m["interval"])
-            for key in ("metrics_interval", "interval"):
-                if key in src:
-                    return parse_seconds(src[key])
+        for src in self._sources():
+            for key in ("metrics_interval_s", "metrics_interval"):
+                if key in src and (v := parse_seconds(src[key])) is not None:
+                    return v
         return None
 
+    # --- topology ----------------------------------------------------------------
     def flow_ids(self) -> list[str]:
-        flows = self._spec().get("flows")
-        out: list[str] = []
-        if isinstance(flows, dict):
-            out = [str(k) for k in flows]
-        elif isinstance(flows, list):
-            out = [str(f.get("id", f.get("name"))) for f in flows
-                   if isinstance(f, dict) and (f.get("id") or f.get("name"))]
+        for src in self._sources():
+            ids = [str(f["id"]) for f in _dicts(src.get("flows")) if f.get("id")]
+            if ids:
+                return ids
+        return []
+
+    def flow_path(self, flow_id: str) -> list[str]:
+        for f in _dicts(self.plan.get("flows")):
+            if str(f.get("id")) == flow_id and isinstance(f.get("path"), list):
+                return [str(n) for n in f["path"]]
+        return []
+
+    def has_routers(self) -> bool | None:
+        nodes = self.plan.get("nodes")
+        if isinstance(nodes, list):
+            return any(isinstance(n, dict) and n.get("role") == "router" for n in nodes)
+        nodes = self._spec().get("nodes")
+        if isinstance(nodes, dict):
+            return any(isinstance(n, dict) and n.get("role") == "router" for n in nodes.values())
+        return None
+
+    def directions(self) -> list[Direction]:
+        """Every link direction the plan (or, failing that, the spec) declares."""
+        out: list[Direction] = []
+        links = _dicts(self.plan.get("links")) or _dicts(self._spec().get("links"))
+        for link in links:
+            a, b = _node_of(link.get("a")), _node_of(link.get("b"))
+            if a is None or b is None:
+                return []  # e.g. an unexpanded `chain:`: the directions are not knowable
+            link_id = str(link.get("id") or f"{a}-{b}")
+            for side, src, dst in (("a_to_b", a, b), ("b_to_a", b, a)):
+                d = link.get(side) if isinstance(link.get(side), dict) else {}
+                cap = d.get("capacity_bps", d.get("capacity", link.get("capacity")))
+                loss = _loss_mean(d.get("loss", link.get("loss") or {"model": "none"}))
+                out.append(Direction(f"{src}->{dst}", link_id, side,
+                                     float(cap) if isinstance(cap, (int, float)) else None, loss))
         return out
 
-    def expectations(self) -> list[dict[str, Any]]:
-        exp = self._spec().get("expect", self.resolved.get("expect"))
-        return [e for e in exp if isinstance(e, dict)] if isinstance(exp, list) else []
+    def direction_name(self, link: str, side: str | None) -> list[str]:
+        """"A->B" names for a link given as "A->B", or an id with an optional direction.
+
+        An id without a direction means both directions.
+        """
+        if "->" in link:
+            return [link]
+        dirs = [d for d in self.directions() if d.link_id == link]
+        if side:
+            dirs = [d for d in dirs if d.side == side]
+        return [d.name for d in dirs]
+
+    # --- what the timeline planned -------------------------------------------------
+    def _timeline(self) -> list[dict[str, Any]]:
+        return _dicts(self.plan.get("timeline"))
 
     def lossy_directions(self) -> set[str] | None:
-        """Directions "A->B" configured with a loss model, or None if links are unknown.
-
-        A timeline event touching a link's loss marks both directions lossy.
-        """
-        links = self._spec().get("links")
-        if not isinstance(links, list) or not links:
+        """Directions configured (or later set) with a loss model; None when links are unknown."""
+        dirs = self.directions()
+        if not dirs or any(d.loss is None for d in dirs):
             return None
-        lossy: set[str] = set()
-        for link in links:
-            if not isinstance(link, dict):
-                return None
-            ends = _link_ends(link)
-            if ends is None:
-                return None
-            a, b = ends
-            if _is_lossy(link.get("loss")):
-                lossy.update({f"{a}->{b}", f"{b}->{a}"})
-            for direction, key in ((f"{a}->{b}", "forward"), (f"{b}->{a}", "reverse")):
-                sub = link.get(key) or link.get(f"{a}->{b}" if key == "forward" else f"{b}->{a}")
-                if isinstance(sub, dict) and _is_lossy(sub.get("loss")):
-                    lossy.add(direction)
-        for event in self._timeline():
-            if "loss" not in json.dumps(event):
-                continue
-            directions = self._event_directions(event, links)
-            if directions is None:
-                return None  # a loss change we cannot place: any link may be lossy
-            lossy |= directions
+        lossy = {d.name for d in dirs if d.loss and d.loss > 0}
+        for e in self._timeline():
+            if e.get("action") == "set_link" and "loss" in json.dumps(e.get("params", {})):
+                lossy |= {d.name for d in dirs if d.link_id == str(e.get("target"))}
         return lossy
 
-    def _timeline(self) -> list[dict[str, Any]]:
-        spec = self._spec()
-        tl = spec.get("timeline", spec.get("events", []))
-        return [e for e in tl if isinstance(e, dict)] if isinstance(tl, list) else []
-
-    @staticmethod
-    def _event_directions(event: dict[str, Any], links: list[Any]) -> set[str] | None:
-        """Both directions of the link an event targets, None when it names no link we know."""
-        target = event.get("link", event.get("target"))
-        if isinstance(target, list) and len(target) == 2:
-            target = f"{target[0]}-{target[1]}"
-        if not isinstance(target, str):
-            return None
-        for link in links:
-            ends = _link_ends(link) if isinstance(link, dict) else None
-            if ends and str(link.get("id", link.get("name"))) == target:
-                return {f"{ends[0]}->{ends[1]}", f"{ends[1]}->{ends[0]}"}
-        nodes = [n for n in re.split(r"\s*(?:<->|->|--|-|,)\s*", target) if n]
-        if len(nodes) == 2:
-            return {f"{nodes[0]}->{nodes[1]}", f"{nodes[1]}->{nodes[0]}"}
-        return None
-
     def link_down_expected(self) -> bool:
-        """True when the timeline takes any link down (drops_link_down are then planned)."""
-        return any(("down" in json.dumps(e).lower()) for e in self._timeline())
+        """True when the timeline takes a link down (drops on a down link are then planned)."""
+        for e in self._timeline():
+            if e.get("action") == "link_down" or '"up": false' in json.dumps(e.get("params", {})):
+                return True
+        # Without a plan timeline, be lenient: the spec's timeline may still do it.
+        return any("link_down" in json.dumps(e) or '"up": false' in json.dumps(e)
+                   for e in _dicts(self._spec().get("timeline")))
+
+    def expectations(self) -> list[dict[str, Any]]:
+        return _dicts(self._spec().get("expect", self.resolved.get("expect")))

@@ -68,7 +68,7 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
         # A completed run must have measured something; a failed one may not have.
         problems += [f"metrics/{what}" for what in m.missing
                      if what.split(":")[0] in ("flow.csv",) or
-                     (what.split(":")[0] == "link.csv" and _has_routers(ctx))]
+                     (what.split(":")[0] == "link.csv" and ctx.has_routers() is not False)]
     problems += check_link_rates(m.link, th)
     problems += check_engines(m.engine, th)
     problems += check_drops(m.link, ctx.lossy_directions(), ctx.link_down_expected())
@@ -81,7 +81,7 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
         problems.append(f"influx: {dropped} points could not be written "
                         "(the run directory has the complete series)")
 
-    ev = Evaluator(m.flow, m.link, flows, links)
+    ev = Evaluator(m, ctx, flows, links)
     summary: dict[str, Any] = {
         "run": run_dir.name,
         "experiment": ctx.experiment(default=run_dir.name),
@@ -101,17 +101,6 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
     for key, value in extra.items():
         summary.setdefault(key, value)
     return summary
-
-
-def _has_routers(ctx: RunContext) -> bool:
-    """Whether the run had engine routers, hence link metrics to expect; unknown → True."""
-    nodes = ctx._spec().get("nodes")
-    if isinstance(nodes, dict):
-        nodes = [dict(v, name=k) if isinstance(v, dict) else {} for k, v in nodes.items()]
-    if not isinstance(nodes, list):
-        return True
-    return any(isinstance(n, dict) and str(n.get("kind", n.get("type", ""))) == "router"
-               for n in nodes)
 
 
 def json_safe(value: Any) -> Any:

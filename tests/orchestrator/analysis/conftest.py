@@ -33,7 +33,8 @@ class Synth:
     cpu_per_s: float = 0.3
     drops_ttl: int = 0
     drops_loss: int = 0
-    configured_loss: str | None = None
+    configured_loss: float | None = None
+    timeline: list[dict] = field(default_factory=list)
     gap_at: float | None = None     # drop samples in [gap_at, gap_at + 1 s)
     xcp: bool = True
     expect: list[dict] = field(default_factory=list)
@@ -52,18 +53,42 @@ def write_run(root: Path, s: Synth) -> Path:
     (run / "metrics").mkdir(parents=True)
     (run / "spec.yaml").write_text("name: synth\n")
     spec = {
-        "name": "synth", "seed": 7, "duration": "10s", "metrics": {"interval": "100ms"},
-        "nodes": {"h1": {"kind": "host"}, "h2": {"kind": "host"}, "h3": {"kind": "host"},
-                  "R1": {"kind": "router"}, "R2": {"kind": "router"}},
+        "name": "synth", "seed": 7, "duration": 10.0, "metrics_interval": 0.1,
+        "nodes": {"h1": {"role": "host"}, "h2": {"role": "host"}, "h3": {"role": "host"},
+                  "R1": {"role": "router"}, "R2": {"role": "router"}},
         "links": [{"a": "h1", "b": "R1"}, {"a": "h2", "b": "R1"},
-                  {"a": "R1", "b": "R2", "capacity": "30Mbps", "loss": s.configured_loss},
+                  {"a": "R1", "b": "R2", "capacity": 30_000_000},
                   {"a": "R2", "b": "h3"}],
         "flows": [{"id": "f1", "proto": "xcp", "src": "h1", "dst": "h3"},
                   {"id": "f2", "proto": "tcp", "src": "h2", "dst": "h3", "parallel": 2}],
         "expect": s.expect,
     }
     (run / "resolved.json").write_text(json.dumps(spec))
-    (run / "plan.json").write_text(json.dumps({"seed": 7}))
+
+    def direction(src: str, dst: str, cap: float, loss: dict) -> dict:
+        return {"src": src, "dst": dst, "capacity_bps": cap, "delay_us": 10000, "loss": loss}
+
+    none = {"model": "none", "p": 0.0}
+    lossy = {"model": "bernoulli", "p": s.configured_loss} if s.configured_loss else none
+    plan_links = []
+    for a, b, cap in (("h1", "R1", 1e8), ("h2", "R1", 1e8), ("R1", "R2", CAP), ("R2", "h3", 1e8)):
+        loss = lossy if (a, b) == ("R1", "R2") else none
+        plan_links.append({"id": f"{a}-{b}", "a": {"node": a}, "b": {"node": b},
+                           "a_to_b": direction(a, b, cap, loss),
+                           "b_to_a": direction(b, a, cap, loss)})
+    plan = {
+        "experiment": "synth", "run_id": run.name, "seed": 7, "duration_s": 10.0,
+        "metrics_interval_s": 0.1,
+        "nodes": [{"name": n, "role": "router" if n.startswith("R") else "host"}
+                  for n in ("h1", "h2", "h3", "R1", "R2")],
+        "links": plan_links,
+        "flows": [{"id": "f1", "proto": "xcp", "src": "h1", "dst": "h3",
+                   "path": ["h1", "R1", "R2", "h3"]},
+                  {"id": "f2", "proto": "tcp", "src": "h2", "dst": "h3",
+                   "path": ["h2", "R1", "R2", "h3"]}],
+        "timeline": s.timeline,
+    }
+    (run / "plan.json").write_text(json.dumps(plan))
     ts = _times(s)
 
     def f1_bytes(t: float) -> float:
@@ -118,6 +143,8 @@ def write_run(root: Path, s: Synth) -> Path:
 
 @pytest.fixture
 def make_run(tmp_path: Path):
+    count = iter(range(1000))
+
     def make(**kw) -> Path:
-        return write_run(tmp_path, Synth(**kw))
+        return write_run(tmp_path / f"r{next(count)}", Synth(**kw))
     return make

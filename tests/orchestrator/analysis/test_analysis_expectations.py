@@ -1,0 +1,97 @@
+"""`expect:` checks evaluated on the synthetic dumbbell (f1 12 Mb/s over 0-10 s, f2 18 Mb/s
+over 2-10 s, bottleneck R1->R2 30 Mb/s; see conftest)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from orchestrator.analysis.jain import jain_index
+from orchestrator.analysis.summary import build_summary, json_safe
+
+
+def run_checks(make_run, checks: list[dict], **kw) -> list[dict]:
+    run = make_run(expect=checks, **kw)
+    # build_summary: no plots, so the table stays fast; json_safe as finalize_run writes it.
+    return json_safe(build_summary(run, status="completed", timings={}))["expectations"]
+
+
+CASES = [
+    # (check, expected value, ok)
+    ({"metric": "throughput", "flow": "f1", "op": ">=", "value": 11e6}, 12e6, True),
+    ({"metric": "throughput", "flow": "f1", "op": ">=", "value": "13Mbps"}, 12e6, False),
+    ({"metric": "throughput", "flow": "f2", "op": ">=", "value": 0.55, "relative_to": "capacity",
+      "link": "R1-R2"}, 0.6, True),
+    # no link: the flow's bottleneck along its plan path (R1->R2)
+    ({"metric": "throughput", "flow": "f1", "op": "<=", "value": "50%",
+      "relative_to": "capacity"}, 0.4, True),
+    ({"metric": "throughput", "flows": ["f1", "f2"], "op": ">=", "value": 0.99,
+      "relative_to": "capacity", "link": "R1-R2", "window": {"start": 3, "stop": 9}}, 1.0, True),
+    ({"metric": "bytes", "flow": "f1", "op": "==", "value": 15e6}, 15e6, True),
+    ({"metric": "bytes", "flows": ["f1", "f2"], "op": ">=", "value": 0.95,
+      "relative_to": "capacity", "link": "R1-R2"}, 33e6 / (30e6 / 8 * 10), False),
+    ({"metric": "utilization", "link": "R1-R2", "op": ">=", "value": 0.95}, 0.88, False),
+    ({"metric": "utilization", "link": "R1->R2", "op": ">=", "value": "99%",
+      "window": {"start": 2.0}}, 1.0, True),
+    ({"metric": "drops", "op": "==", "value": 0}, 0, True),
+    ({"metric": "mean_queue", "link": "R1-R2", "direction": "a_to_b", "op": "<=", "value": 25,
+      "window": {"start": 2.0, "stop": 10.0}}, 20, True),
+    ({"metric": "max_queue", "link": "R1-R2", "op": "<", "value": 20}, 20, False),
+    ({"metric": "retransmits", "flow": "f2", "op": "<=", "value": 6}, 6, True),
+    ({"metric": "srtt", "flow": "f2", "op": "<=", "value": "50ms"}, 0.048, True),
+    ({"metric": "cwnd", "flow": "f1", "op": ">", "value": "50KB"}, 60000, True),
+    ({"metric": "jain", "op": ">=", "value": 0.95}, jain_index([12, 18]), True),
+    ({"metric": "jain", "flows": ["f1", "f2"], "op": ">=", "value": 0.95,
+      "window": {"start": 3, "stop": 10}}, jain_index([12, 18]), True),
+    ({"metric": "ratio", "flows": ["f2", "f1"], "op": ">=", "value": 1.5}, 1.5, True),
+    ({"metric": "convergence_time", "flow": "f1", "op": "<=", "value": "1s"}, 0.0, True),
+]
+
+
+@pytest.mark.parametrize("check, value, ok", CASES)
+def test_check_value_and_verdict(make_run, check, value, ok):
+    [res] = run_checks(make_run, [check])
+    assert res["value"] == pytest.approx(value, rel=1e-3, abs=1e-9), res["check"]
+    assert res["ok"] is ok, res["check"]
+
+
+def test_check_text_carries_name_bound_measurement_and_paper(make_run):
+    [res] = run_checks(make_run, [{"name": "Fig 2b", "metric": "throughput", "flow": "f2",
+                                   "op": ">=", "value": 25e6, "paper": "224 MB",
+                                   "window": {"start": 2, "stop": 10}}])
+    assert res["check"] == ("Fig 2b: throughput of flow f2 in [2 s, 10 s] >= 25 Mb/s "
+                            "(paper: 224 MB): measured 18 Mb/s")
+    assert res["ok"] is False
+
+
+def test_drops_in_a_window_count_only_that_window(make_run):
+    checks = [{"metric": "drops_loss", "link": "R1-R2", "op": "==", "value": 0,
+               "window": {"start": 0, "stop": 4}},
+              {"metric": "drops_loss", "link": "R1-R2", "op": "==", "value": 5}]
+    before, whole = run_checks(make_run, checks, drops_loss=5, configured_loss=0.01)
+    assert before["ok"] and before["value"] == 0
+    assert whole["ok"] and whole["value"] == 5
+
+
+@pytest.mark.parametrize("check, reason", [
+    ({"metric": "throughput", "flow": "nope", "op": ">=", "value": 1}, "unknown flow 'nope'"),
+    ({"metric": "utilization", "link": "X-Y", "op": ">=", "value": 1}, "unknown link 'X-Y'"),
+    ({"metric": "throughput", "flow": "f1", "op": "=>", "value": 1}, "op '=>' is not one of"),
+    ({"metric": "ratio", "flows": ["f1"], "op": ">=", "value": 1}, "ratio needs flows"),
+    ({"metric": "throughput", "flow": "f1", "op": ">=", "value": "fast"}, "value 'fast'"),
+    ({"metric": "utilization", "link": "R1-R2", "op": ">=", "value": 1,
+      "window": {"start": 5, "stop": 2}}, "needs start < stop"),
+])
+def test_unusable_checks_fail_with_the_reason(make_run, check, reason):
+    [res] = run_checks(make_run, [check])
+    assert res["ok"] is False and reason in res["check"]
+    assert res["value"] is None  # NaN is written as null
+
+
+def test_jain_index_bounds():
+    assert jain_index([5, 5, 5]) == pytest.approx(1.0)
+    assert jain_index([1, 0, 0, 0]) == pytest.approx(0.25)
+    assert jain_index([0, 0]) == 1.0 and math.isnan(jain_index([]))
+    with pytest.raises(ValueError):
+        jain_index([-1, 2])

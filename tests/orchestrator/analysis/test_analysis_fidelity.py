@@ -1,0 +1,57 @@
+"""Each fidelity check fires on exactly the physical fault it is meant to catch."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.analysis.summary import build_summary
+
+T = {"deploy_s": 1.0, "run_s": 10.0, "teardown_s": 0.2}
+
+
+def problems(run) -> list[str]:
+    return build_summary(run, status="completed", timings=T)["fidelity"]["problems"]
+
+
+def test_faithful_run_has_no_problems(make_run):
+    assert problems(make_run()) == []
+
+
+@pytest.mark.parametrize("factor, flagged", [(0.97, False), (1.03, False), (0.90, True),
+                                             (1.10, True)])
+def test_saturated_link_must_run_at_capacity(make_run, factor, flagged):
+    found = [p for p in problems(make_run(achieved_factor=factor)) if "configured at" in p]
+    assert bool(found) == flagged
+    if flagged:
+        assert "R1->R2" in found[0] and "30.00 Mb/s" in found[0]
+
+
+def test_late_timers_are_flagged(make_run):
+    found = problems(make_run(lateness_us=2500))
+    assert any("engine R1: timers late by up to 2.50 ms" in p for p in found)
+
+
+def test_engine_without_cpu_headroom_is_flagged(make_run):
+    assert any("no CPU headroom" in p for p in problems(make_run(cpu_per_s=0.95)))
+    assert not any("CPU" in p for p in problems(make_run(cpu_per_s=0.5)))
+
+
+def test_drops_not_caused_by_the_experiment(make_run):
+    found = problems(make_run(drops_ttl=4, drops_loss=9))
+    assert any("4 packets dropped for TTL expired" in p for p in found)
+    assert any("9 packets lost although no loss is configured" in p for p in found)
+
+
+def test_configured_loss_is_not_a_problem(make_run):
+    assert problems(make_run(drops_loss=9, configured_loss=0.01)) == []
+
+
+def test_loss_set_on_the_timeline_is_not_a_problem(make_run):
+    tl = [{"t_s": 4.0, "action": "set_link", "target": "R1-R2",
+           "params": {"loss": {"model": "bernoulli", "p": 0.01}}}]
+    assert problems(make_run(drops_loss=9, timeline=tl)) == []
+
+
+def test_sampling_gap_is_flagged(make_run):
+    found = problems(make_run(gap_at=5.0))
+    assert any("link.csv: 1 sampling gaps" in p and "longest 1.10 s" in p for p in found)
