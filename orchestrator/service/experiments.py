@@ -7,8 +7,6 @@ same as one that does not exist, so ids cannot be probed.
 
 from __future__ import annotations
 
-import secrets
-
 from sqlalchemy import Select, func, select, update
 from sqlalchemy.orm import Session
 
@@ -18,10 +16,13 @@ from orchestrator.service.settings import Settings
 from orchestrator.service.specs import CheckedSpec
 
 
-def new_id(db: Session) -> str:
-    # Short: the run id ends up inside namespace and interface names.
+def new_id(db: Session, name: str) -> str:
+    """A run id in the runner's own format, so service and CLI runs look alike;
+    the experiment id and its run id are the same string."""
+    from orchestrator.runner.run_id import new_run_id
+
     while True:
-        ident = "e" + secrets.token_hex(4)
+        ident = new_run_id(name or "run")
         if db.scalar(select(Experiment.seq).where(Experiment.id == ident)) is None:
             return ident
 
@@ -35,7 +36,7 @@ def resolve_pool(settings: Settings, pool: str | None) -> str:
 
 def submit(db: Session, user: User, spec: CheckedSpec, *, pool: str,
            overrides: list[str] | None = None, sweep_id: str | None = None) -> Experiment:
-    exp = Experiment(id=new_id(db), user_id=user.id, sweep_id=sweep_id, pool=pool,
+    exp = Experiment(id=new_id(db, spec.name), user_id=user.id, sweep_id=sweep_id, pool=pool,
                      state=State.queued.value, name=spec.name, spec_text=spec.text,
                      overrides=list(overrides or []), submitted_at=utcnow())
     db.add(exp)

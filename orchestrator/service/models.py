@@ -88,7 +88,7 @@ class Experiment(Base):
 
     # seq gives FIFO order; id is what users see.
     seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    id: Mapped[str] = mapped_column(String(32), unique=True, index=True)
+    id: Mapped[str] = mapped_column(String(128), unique=True, index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     user: Mapped[User] = relationship(lazy="joined")
     sweep_id: Mapped[str | None] = mapped_column(ForeignKey("sweeps.id"), index=True)

@@ -22,10 +22,23 @@ from orchestrator.service.settings import Settings
 from orchestrator.service.users import create_user
 
 
-def spec_text(name: str = "svc-test", duration: float = 0.2, **extra: Any) -> str:
-    """A small spec. `duration` is how long the stand-in runner runs."""
-    lines = [f"name: {name}", f"duration: {duration}"]
-    lines += [f"{k}: {v}" for k, v in extra.items()]
+def spec_text(name: str = "svc-test", duration: float | str = 0.2, *, hosts: int = 2,
+              flows: int = 1, description: str | None = None) -> str:
+    """A valid spec: HOSTS hosts around one router, FLOWS flows from the first host.
+
+    `duration` (seconds, or a string with a unit) is also how long the stand-in
+    runner runs; a description starting with "fail:" makes the stand-in raise.
+    """
+    dur = duration if isinstance(duration, str) else f"{duration}s"
+    lines = [f"name: {name}", f"duration: {dur}", "nodes:", "  r1: {role: router}"]
+    lines += [f"  h{i}: {{role: host}}" for i in range(1, hosts + 1)]
+    if description:
+        lines.insert(1, f"description: {description!r}")
+    lines += ["links:"] + [f"  - {{a: h{i}, b: r1, capacity: 10Mbps, delay: 1ms}}"
+                           for i in range(1, hosts + 1)]
+    if flows:
+        lines += ["flows:"] + [f"  - {{id: f{j}, src: h1, dst: h2, proto: xcp}}"
+                               for j in range(1, flows + 1)]
     return "\n".join(lines) + "\n"
 
 

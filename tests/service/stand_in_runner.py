@@ -3,7 +3,7 @@
 Same signature and contract: it writes a run directory (spec.yaml, summary.json,
 metrics/*.csv) and the .tar.gz beside it, reports progress, and honours the
 cancel Event. It runs for the spec's `duration` (seconds, default 0.2) so tests
-can hold a run in the running state. Used through `create_app(run_fn=...)` or the
+can hold a run in the running state; a description "fail: WHY" makes it raise. Used through `create_app(run_fn=...)` or the
 `test_only_run_function` setting (`stand_in_runner:execute_run` with this
 directory on PYTHONPATH) for the server started as a subprocess.
 """
@@ -56,8 +56,8 @@ def execute_run(spec_path: Any = None, *, spec_text: str | None = None, out_dir:
     assert spec_text is not None and run_id is not None
     doc = yaml.safe_load(spec_text)
     duration = _seconds(doc.get("duration", 0.2))
-    if doc.get("fail_with"):
-        raise RuntimeError(doc["fail_with"])
+    if str(doc.get("description", "")).startswith("fail:"):
+        raise RuntimeError(doc["description"][5:].strip())
     run_dir = Path(out_dir) / run_id
     (run_dir / "metrics").mkdir(parents=True, exist_ok=True)
     (run_dir / "spec.yaml").write_text(spec_text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import yaml
 from conftest import Api, spec_text
 
 
@@ -28,14 +29,14 @@ def test_submit_yaml_runs_to_completion_with_timestamps_and_summary(api: Api) ->
 
 
 def test_submit_json_body(api: Api) -> None:
-    r = api.client.post("/api/v1/experiments", json={"name": "as-json", "duration": 0.1},
-                        headers=api.h("alice"))
+    doc = yaml.safe_load(spec_text(name="as-json"))
+    r = api.client.post("/api/v1/experiments", json=doc, headers=api.h("alice"))
     assert r.status_code == 201, r.text
     assert api.wait("alice", r.json()["id"])["name"] == "as-json"
 
 
 def test_list_filters_by_state_and_pages(api: Api) -> None:
-    ids = [api.submit("alice", spec_text(duration=0.05)).json()["id"] for _ in range(3)]
+    ids = [api.submit("alice", spec_text(duration=0.1)).json()["id"] for _ in range(3)]
     for i in ids:
         api.wait("alice", i)
     page = api.client.get("/api/v1/experiments", params={"limit": 2, "offset": 0},
@@ -99,7 +100,7 @@ def test_cancel_queued_experiment_never_runs(make_api) -> None:  # type: ignore[
 
 
 def test_failed_run_records_the_error(api: Api) -> None:
-    exp_id = api.submit("alice", spec_text(fail_with="engine exploded")).json()["id"]
+    exp_id = api.submit("alice", spec_text(description="fail: engine exploded")).json()["id"]
     e = api.wait("alice", exp_id)
     assert e["state"] == "failed" and "engine exploded" in e["error"]
 
