@@ -1,0 +1,179 @@
+"""Per-flow samples.
+
+- Kernel TCP (iperf3): the sender's sockets are read through sock_diag
+  (INET_DIAG_INFO = struct tcp_info) in the client's namespace every interval —
+  exact cumulative bytes_acked, cwnd, srtt and retransmits without touching the
+  tool. iperf3's control connection (opened first, so lowest inode) is skipped.
+- xcpperf: its live JSON-lines output (one object per stream per interval) is
+  read from the client's stdout by a thread; the latest line per stream is kept.
+- UDP (iperf3 -u): no kernel state worth sampling; rows come from iperf3's
+  final JSON intervals when the client exits.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
+NLMSG_DONE, NLMSG_ERROR = 3, 2
+INET_DIAG_INFO = 2
+TCP_ESTABLISHED_MASK = 1 << 1
+_DIAG_MSG = struct.Struct("=BBBBHH16s16sIQIIIII")  # inet_diag_msg, ports big-endian
+# struct tcp_info offsets (linux/tcp.h): snd_mss, rtt, snd_cwnd, total_retrans, bytes_acked
+_TI_MSS, _TI_RTT, _TI_CWND, _TI_RETRANS, _TI_ACKED = 16, 68, 80, 100, 120
+
+
+@dataclass
+class StreamSample:
+    stream: str
+    bytes: int
+    cwnd_bytes: int | str = ""
+    srtt_us: int | str = ""
+    retransmits: int | str = ""
+    feedback_bytes: int | str = ""
+
+
+class TcpDiag:
+    """A raw NETLINK_SOCK_DIAG socket; it belongs to the namespace it was created in."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG)
+        self.sock.bind((0, 0))
+        self.seq = 0
+
+    def _dump(self) -> list[tuple[int, int, int, bytes]]:
+        """(inode, sport, dport, tcp_info bytes) of every established IPv4 TCP socket."""
+        self.seq += 1
+        req = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1),
+                          0, TCP_ESTABLISHED_MASK) + b"\0" * 48
+        hdr = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY,
+                          NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0)
+        self.sock.send(hdr + req)
+        out = []
+        while True:
+            data = self.sock.recv(1 << 16)
+            off = 0
+            while off + 16 <= len(data):
+                ln, typ, _fl, _seq, _pid = struct.unpack_from("=IHHII", data, off)
+                if typ == NLMSG_DONE:
+                    return out
+                if typ == NLMSG_ERROR:
+                    raise OSError(-struct.unpack_from("=i", data, off + 16)[0], "sock_diag dump")
+                body = off + 16
+                f = _DIAG_MSG.unpack_from(data, body)
+                sport, dport, inode = socket.ntohs(f[4]), socket.ntohs(f[5]), f[14]
+                a = body + _DIAG_MSG.size
+                info = b""
+                while a + 4 <= off + ln:
+                    alen, atyp = struct.unpack_from("=HH", data, a)
+                    if alen < 4:
+                        break
+                    if atyp == INET_DIAG_INFO:
+                        info = data[a + 4:a + alen]
+                    a += (alen + 3) & ~3
+                out.append((inode, sport, dport, info))
+                off += (ln + 3) & ~3
+
+    def streams(self, dport: int) -> list[StreamSample]:
+        socks = sorted((s for s in self._dump() if s[2] == dport and len(s[3]) >= 128),
+                       key=lambda s: s[0])
+        data = socks[1:] if len(socks) > 1 else socks  # drop iperf3's control connection
+        out = []
+        for _inode, sport, _dport, info in data:
+            mss, rtt, cwnd, retrans = (struct.unpack_from("=I", info, o)[0]
+                                       for o in (_TI_MSS, _TI_RTT, _TI_CWND, _TI_RETRANS))
+            acked = struct.unpack_from("=Q", info, _TI_ACKED)[0]
+            out.append(StreamSample(stream=str(sport), bytes=acked, cwnd_bytes=cwnd * mss,
+                                    srtt_us=rtt, retransmits=retrans))
+        return out
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _first(d: dict[str, Any], *keys: str) -> Any:
+    for k in keys:
+        if k in d and d[k] is not None:
+            return d[k]
+    return ""
+
+
+@dataclass
+class XcpperfReader:
+    """Keeps the latest interval line per stream of an xcpperf client's live output."""
+
+    latest: dict[str, StreamSample] = field(default_factory=dict)
+    final: dict[str, Any] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    bad_lines: int = 0
+
+    def feed(self, line: str) -> None:
+        line = line.strip()
+        if not line.startswith("{"):
+            return
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            self.bad_lines += 1
+            return
+        kind = obj.get("event") or obj.get("type")
+        if kind in ("end", "summary", "final"):
+            self.final = obj
+            return
+        data = obj.get("data", obj)
+        streams = data.get("streams") if isinstance(data, dict) else None
+        for s in (streams if isinstance(streams, list) else [data]):
+            if not isinstance(s, dict):
+                continue
+            total = _first(s, "bytes_total", "total_bytes", "bytes_acked", "cum_bytes")
+            if total == "":
+                continue
+            sample = StreamSample(
+                stream=str(_first(s, "stream", "socket", "id") or 0), bytes=int(total),
+                cwnd_bytes=_first(s, "cwnd_bytes", "snd_cwnd", "cwnd"),
+                srtt_us=_first(s, "srtt_us", "rtt_us", "rtt"),
+                retransmits=_first(s, "retransmits_total", "retransmits", "retrans"),
+                feedback_bytes=_first(s, "feedback_bytes", "feedback"))
+            with self.lock:
+                self.latest[sample.stream] = sample
+
+    def pump(self, stream: IO[bytes]) -> threading.Thread:
+        def body() -> None:
+            for raw in iter(stream.readline, b""):
+                self.feed(raw.decode(errors="replace"))
+
+        t = threading.Thread(target=body, daemon=True, name="xcpperf-reader")
+        t.start()
+        return t
+
+    def snapshot(self) -> list[StreamSample]:
+        with self.lock:
+            return list(self.latest.values())
+
+
+def iperf3_interval_rows(final_json: str) -> list[tuple[float, StreamSample]]:
+    """(end-of-interval seconds since client start, cumulative sample) per stream."""
+    try:
+        doc = json.loads(final_json)
+    except json.JSONDecodeError:
+        return []
+    totals: dict[str, int] = {}
+    retr: dict[str, int] = {}
+    out = []
+    for iv in doc.get("intervals", []):
+        for s in iv.get("streams", []):
+            key = str(s.get("socket", 0))
+            totals[key] = totals.get(key, 0) + int(s.get("bytes", 0))
+            retr[key] = retr.get(key, 0) + int(s.get("retransmits", 0) or 0)
+            out.append((float(s.get("end", 0.0)), StreamSample(
+                stream=key, bytes=totals[key],
+                cwnd_bytes=s.get("snd_cwnd", ""), srtt_us=s.get("rtt", ""),
+                retransmits=retr[key])))
+    return out

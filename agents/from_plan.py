@@ -1,0 +1,72 @@
+"""Translate a Plan (orchestrator.plan.model) into this machine's Share.
+
+Router modes:
+- `engine` (default): interfaces without IPv4 (the engine owns forwarding and
+  answers ICMP echo), kernel forwarding off; hosts get static neighbours.
+- `kernel` (stop-gap while the engine is not built): routers are plain Linux
+  forwarders with their plan addresses and routes; NO link emulation (no rate,
+  delay, buffer or loss) — runs in this mode measure the plumbing, not XCP.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from agents.share import Iface, Namespace, Neigh, Route, Share, Veth
+from orchestrator.plan.model import Plan
+
+ROUTER_MODES = ("engine", "kernel")
+
+# Hosts: the userspace XCP stack receives protocol 253 on a raw socket; the kernel
+# would answer every such packet with ICMP protocol-unreachable. Dest-unreachable is
+# in the default icmp_ratemask, so a zero global ICMP budget suppresses it (and only
+# rate-limited types; echo replies still work).
+HOST_SYSCTLS = (
+    ("net.ipv4.icmp_msgs_per_sec", "0"),
+    ("net.ipv4.icmp_msgs_burst", "0"),
+)
+
+
+def machine_nodes(plan: Plan, machine: str) -> list[str]:
+    return [n.name for n in plan.nodes if n.machine == machine]
+
+
+def share_for(plan: Plan, machine: str = "local", router_mode: str = "engine") -> Share:
+    if router_mode not in ROUTER_MODES:
+        raise ValueError(f"router mode {router_mode!r} (valid: {', '.join(ROUTER_MODES)})")
+    mine = set(machine_nodes(plan, machine))
+    share = Share(run_id=plan.run_id, tag=plan.run_tag,
+                  meta={"machine": machine, "router_mode": router_mode})
+    netns = {n.name: n.netns for n in plan.nodes}
+    kernel = router_mode == "kernel"
+    for n in plan.nodes:
+        if n.name not in mine:
+            continue
+        is_router = n.role == "router"
+        routes = ()
+        neigh: tuple[Neigh, ...] = ()
+        if not is_router or kernel:
+            # a connected subnet already has its kernel route (from the address)
+            connected = {str(ipaddress.ip_interface(i.ipv4).network) for i in n.interfaces}
+            routes = tuple(Route(r.prefix if r.prefix != "0.0.0.0/0" else "default", r.dev,
+                                 r.via or None) for r in n.routes
+                           if r.prefix not in connected)
+        if not is_router and not kernel:
+            neigh = tuple(Neigh(x.ip, x.mac, x.dev) for x in n.neighbours)
+        share.namespaces.append(Namespace(
+            name=n.netns, node=n.name, role=n.role, forwarding=is_router and kernel,
+            routes=routes, neighbours=neigh,
+            sysctls=() if is_router else HOST_SYSCTLS))
+    ifaces = {(n.name, i.link): i for n in plan.nodes for i in n.interfaces}
+    roles = {n.name: n.role for n in plan.nodes}
+    for link in plan.links:
+        ends = []
+        for ep in (link.a, link.b):
+            itf = ifaces[(ep.node, link.id)]
+            with_addr = roles[ep.node] == "host" or kernel
+            ends.append(Iface(ns=netns[ep.node], name=ep.ifname, mac=ep.mac,
+                              addrs=(ep.ipv4,) if with_addr else (), alias=itf.alias))
+        if link.a.node in mine and link.b.node in mine:
+            share.veths.append(Veth(ends[0], ends[1]))
+        # links crossing machines are the cluster backend's business (VXLAN)
+    return share

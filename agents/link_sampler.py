@@ -1,0 +1,135 @@
+"""Per-port link samples: from the engine's `stats` (CONTROL.md) or, in kernel router
+mode, from the interfaces' netlink counters.
+
+One row per emulated direction: `link` = "A->B", the direction from node A to
+node B. Counters are cumulative; rate_bps/utilization are over the last interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.plan.model import Plan
+from orchestrator.sinks.columns import XCP_COLUMNS
+
+
+@dataclass(frozen=True)
+class PortDir:
+    router: str
+    port: str  # engine port name "router:ifname"
+    ifname: str
+    stage: str  # egress | ingress
+    label: str  # "A->B"
+    capacity_bps: int
+
+
+def port_directions(plan: Plan, routers: set[str]) -> list[PortDir]:
+    out = []
+    for n in plan.routers:
+        if n.name not in routers:
+            continue
+        for itf in n.interfaces:
+            link = plan.link(itf.link)
+            port = f"{n.name}:{itf.ifname}"
+            eg = link.direction(n.name)
+            out.append(PortDir(n.name, port, itf.ifname, "egress", f"{n.name}->{itf.peer}",
+                               eg.capacity_bps))
+            ing = link.direction(itf.peer)
+            if ing.emulated_by == n.name and ing.stage == "ingress":
+                out.append(PortDir(n.name, port, itf.ifname, "ingress",
+                                   f"{itf.peer}->{n.name}", ing.capacity_bps))
+    return out
+
+
+# qdisc report key -> column (several spellings accepted: the report is the qdisc's own)
+_XCP_KEYS = {
+    "d": "xcp_d", "d_s": "xcp_d", "phi": "xcp_phi", "h": "xcp_h", "y": "xcp_y",
+    "y_bps": "xcp_y", "q": "xcp_Q", "Q": "xcp_Q", "q_bytes": "xcp_Q", "xi_p": "xcp_xi_p",
+    "xi_n": "xcp_xi_n", "pos_pool": "xcp_pos_pool", "r_pos": "xcp_pos_pool",
+    "R_pos": "xcp_pos_pool", "neg_pool": "xcp_neg_pool", "r_neg": "xcp_neg_pool",
+    "R_neg": "xcp_neg_pool",
+}
+
+
+def xcp_columns(qdisc: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = dict.fromkeys(XCP_COLUMNS, "")
+    if not qdisc:
+        return out
+    rep = qdisc.get("xcp", qdisc)
+    if not isinstance(rep, dict):
+        return out
+    for k, v in rep.items():
+        col = _XCP_KEYS.get(k) or _XCP_KEYS.get(k.lower())
+        if col and isinstance(v, int | float):
+            out[col] = v
+    return out
+
+
+class RateTracker:
+    """Cumulative byte counter -> bits/s over the last interval, per key."""
+
+    def __init__(self) -> None:
+        self._last: dict[Any, tuple[float, int]] = {}
+
+    def rate(self, key: Any, t: float, total_bytes: int) -> float | str:
+        prev = self._last.get(key)
+        self._last[key] = (t, total_bytes)
+        if prev is None or t <= prev[0]:
+            return ""
+        return max(0.0, (total_bytes - prev[1]) * 8.0 / (t - prev[0]))
+
+
+def engine_rows(stats: dict[str, Any], dirs: list[PortDir], t_s: float,
+                rates: RateTracker) -> list[dict[str, Any]]:
+    rows = []
+    routers = stats.get("routers", {})
+    for d in dirs:
+        port = routers.get(d.router, {}).get("ports", {}).get(d.port)
+        if port is None:
+            continue
+        link = port.get(d.stage) or {}
+        cfg = link.get("config", {})
+        cap = cfg.get("capacity_bps", d.capacity_bps)
+        drops = link.get("drops", {})
+        pdrops = port.get("drops", {}) if d.stage == "egress" else {}
+        out_bytes = int(link.get("out_bytes", 0))
+        rate = rates.rate((d.port, d.stage), t_s, out_bytes)
+        q = link.get("queue", {})
+        row = {"t_s": round(t_s, 6), "node": d.router, "port": d.port, "link": d.label,
+               "capacity_bps": cap, "tx_bytes": out_bytes,
+               "tx_packets": link.get("out_packets", 0), "rx_bytes": link.get("in_bytes", 0),
+               "rx_packets": link.get("in_packets", 0), "rate_bps": rate,
+               "utilization": (rate / cap) if rate != "" and cap else "",
+               "queue_pkts": q.get("packets", 0), "queue_bytes": q.get("bytes", 0),
+               "drops_queue": drops.get("queue", 0), "drops_loss": drops.get("loss", 0),
+               "drops_ttl": pdrops.get("ttl", 0), "drops_noroute": pdrops.get("no_route", 0),
+               "drops_malformed": pdrops.get("malformed", 0),
+               "drops_link_down": drops.get("link_down", 0)}
+        row.update(xcp_columns(link.get("qdisc")))
+        rows.append(row)
+    return rows
+
+
+def kernel_rows(stats: dict[str, dict[str, int]], dirs: list[PortDir], t_s: float,
+                rates: RateTracker) -> list[dict[str, Any]]:
+    """stats: router -> ifname -> netlink IFLA_STATS64 dict. Egress rows only."""
+    rows = []
+    for d in dirs:
+        if d.stage != "egress":
+            continue
+        s = stats.get(d.router, {}).get(d.ifname)
+        if s is None:
+            continue
+        rate = rates.rate((d.port, "egress"), t_s, int(s["tx_bytes"]))
+        row = {"t_s": round(t_s, 6), "node": d.router, "port": d.port, "link": d.label,
+               "capacity_bps": d.capacity_bps, "tx_bytes": s["tx_bytes"],
+               "tx_packets": s["tx_packets"], "rx_bytes": s["rx_bytes"],
+               "rx_packets": s["rx_packets"], "rate_bps": rate,
+               "utilization": (rate / d.capacity_bps) if rate != "" and d.capacity_bps else "",
+               "queue_pkts": "", "queue_bytes": "", "drops_queue": s.get("tx_dropped", 0),
+               "drops_loss": 0, "drops_ttl": "", "drops_noroute": "", "drops_malformed": "",
+               "drops_link_down": ""}
+        row.update(xcp_columns(None))
+        rows.append(row)
+    return rows

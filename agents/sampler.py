@@ -1,0 +1,93 @@
+"""One sampling pass over everything this machine measures, as rows per measurement."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyroute2 import IPRoute
+
+from agents import nsops
+from agents.engines import EngineGroup
+from agents.flow_sampler import StreamSample, TcpDiag, XcpperfReader
+from agents.link_sampler import PortDir, RateTracker, engine_rows, kernel_rows
+from agents.procs import Running
+from orchestrator.plan.model import Flow, Plan
+
+
+@dataclass
+class Sampler:
+    plan: Plan
+    dirs: list[PortDir]
+    groups: list[EngineGroup]
+    kernel_ns: dict[str, int]  # kernel router mode: router -> namespace fd
+    diag: dict[str, TcpDiag]  # host -> sock_diag socket in its namespace
+    clients: dict[str, Running]
+    readers: dict[str, XcpperfReader]
+    rates: RateTracker
+    _flow_rates: RateTracker = field(default_factory=RateTracker)
+
+    def sample(self, t_s: float) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {"link": [], "engine": [], "flow": []}
+        for g in self.groups:
+            if g.control is None:
+                continue
+            stats = g.control.request({"cmd": "stats"})
+            out["link"] += engine_rows(stats, self.dirs, t_s, self.rates)
+            fid = stats.get("fidelity", {})
+            out["engine"].append({"t_s": round(t_s, 6), "node": g.name,
+                                  "late_timers": fid.get("late_timers", ""),
+                                  "max_lateness_us": fid.get("max_lateness_us", ""),
+                                  "cpu_s": fid.get("cpu_seconds", "")})
+        if self.kernel_ns:
+            out["link"] += kernel_rows(self._kernel_stats(), self.dirs, t_s, self.rates)
+        for fid, run in self.clients.items():
+            f = self.plan.flow(fid)
+            if f.tool == "xcpperf" and fid in self.readers:
+                out["flow"] += self._flow_rows(f, t_s, self.readers[fid].snapshot())
+            elif f.proto != "udp" and f.src in self.diag and run.popen.poll() is None:
+                out["flow"] += self._flow_rows(f, t_s, self.diag[f.src].streams(f.port))
+        return out
+
+    def _flow_rows(self, f: Flow, t_s: float, samples: list[StreamSample]
+                   ) -> list[dict[str, Any]]:
+        rows = []
+        for s in samples:
+            rate = self._flow_rates.rate((f.id, s.stream), t_s, s.bytes)
+            rows.append({"t_s": round(t_s, 6), "flow": f.id, "stream": s.stream,
+                         "proto": f.proto, "src": f.src, "dst": f.dst, "bytes": s.bytes,
+                         "throughput_bps": rate, "cwnd_bytes": s.cwnd_bytes,
+                         "srtt_us": s.srtt_us, "retransmits": s.retransmits,
+                         "feedback_bytes": s.feedback_bytes})
+        return rows
+
+    def udp_rows(self, f: Flow, run: Running, samples: list[tuple[float, StreamSample]]
+                 ) -> list[dict[str, Any]]:
+        start = getattr(run, "started_t_s", f.start_s)
+        rows = []
+        for end_s, s in samples:
+            rows += self._flow_rows(f, start + end_s, [s])
+        return rows
+
+    def _kernel_stats(self) -> dict[str, dict[str, dict[str, int]]]:
+        fds = self.kernel_ns
+
+        def work() -> dict[str, dict[str, dict[str, int]]]:
+            home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+            out: dict[str, dict[str, dict[str, int]]] = {}
+            try:
+                for router, fd in fds.items():
+                    with nsops.inside(fd, home), IPRoute() as ipr:
+                        out[router] = {
+                            link.get_attr("IFLA_IFNAME"): dict(link.get_attr("IFLA_STATS64"))
+                            for link in ipr.get_links()}
+            finally:
+                os.close(home)
+            return out
+
+        return nsops.ns_thread(work)
+
+    def close(self) -> None:
+        for d in self.diag.values():
+            d.close()

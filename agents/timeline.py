@@ -1,0 +1,88 @@
+"""Plays timed actions against a monotonic clock, recording how late each one fired.
+
+The clock is injected (tests use a fake one). Sleeping is done with
+`stop.wait(remaining)` so a cancellation interrupts it at once; the final
+approach re-checks the clock so an action never fires early.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+    def wait(self, stop: threading.Event, seconds: float) -> bool: ...
+
+
+class MonotonicClock:
+    def now(self) -> float:
+        return time.monotonic()
+
+    def wait(self, stop: threading.Event, seconds: float) -> bool:
+        """Sleep up to `seconds`; True if `stop` was set meanwhile."""
+        return stop.wait(seconds)
+
+
+@dataclass(frozen=True)
+class Action:
+    t_s: float  # seconds after t0
+    label: str  # "flow_start f1", "set_link l1 ..."
+    run: Callable[[], Any]
+
+
+@dataclass
+class Fired:
+    t_s: float
+    label: str
+    lateness_s: float
+    result: Any = None
+    error: str | None = None
+
+
+def sleep_until(clock: Clock, stop: threading.Event, deadline: float) -> bool:
+    """Wait until clock.now() >= deadline; False if stopped first."""
+    while True:
+        remaining = deadline - clock.now()
+        if remaining <= 0:
+            return True
+        if clock.wait(stop, remaining):
+            return False
+
+
+class TimelinePlayer:
+    """Fires `actions` at t0 + t_s in time order; one action's failure never stops the rest."""
+
+    def __init__(self, actions: list[Action], clock: Clock, t0: float,
+                 stop: threading.Event | None = None,
+                 on_fired: Callable[[Fired], None] | None = None):
+        self.actions = sorted(actions, key=lambda a: a.t_s)  # stable: spec order kept at ties
+        self.clock = clock
+        self.t0 = t0
+        self.stop = stop or threading.Event()
+        self.on_fired = on_fired
+        self.fired: list[Fired] = []
+
+    def play(self) -> list[Fired]:
+        for a in self.actions:
+            if not sleep_until(self.clock, self.stop, self.t0 + a.t_s):
+                break
+            late = self.clock.now() - (self.t0 + a.t_s)
+            f = Fired(a.t_s, a.label, late)
+            try:
+                f.result = a.run()
+            except Exception as e:  # noqa: BLE001 - recorded on the event, run continues
+                f.error = f"{type(e).__name__}: {e}"
+            self.fired.append(f)
+            if self.on_fired:
+                self.on_fired(f)
+        return self.fired
+
+    def start_thread(self) -> threading.Thread:
+        t = threading.Thread(target=self.play, name="xcplab-timeline", daemon=True)
+        t.start()
+        return t

@@ -1,0 +1,75 @@
+"""The backend interface: realise a plan, run it, tear it down.
+
+Small on purpose (prepare / apply / start / messages / exec / collect / destroy)
+and a context manager: leaving the `with` block always destroys, whatever
+happened inside it.
+"""
+
+from __future__ import annotations
+
+import queue
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from orchestrator.plan.model import Plan
+
+
+class Backend(ABC):
+    name: ClassVar[str]
+
+    def __init__(self, run_dir: Path, options: dict[str, Any] | None = None):
+        self.run_dir = run_dir
+        self.options = dict(options or {})
+
+    @abstractmethod
+    def prepare(self, plan: Plan) -> None:
+        """Check this backend can realise `plan` (privileges, tools); touch nothing."""
+
+    @abstractmethod
+    def apply(self, plan: Plan) -> dict[str, Any]:
+        """Create every node, link and long-lived process; returns timings."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """t = 0: play the timeline and stream samples."""
+
+    @abstractmethod
+    def messages(self, timeout_s: float) -> Iterator[dict[str, Any]]:
+        """Streamed agent messages (rows, event, error, done) received within timeout_s."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Stop playing and sampling early (cancel)."""
+
+    @abstractmethod
+    def exec(self, node: str, argv: list[str], timeout_s: float = 10.0) -> dict[str, Any]:
+        """Run a command inside a node; returns rc/stdout/stderr."""
+
+    @abstractmethod
+    def collect(self) -> None:
+        """Bring logs and files the nodes produced into run_dir (no-op when local)."""
+
+    @abstractmethod
+    def destroy(self) -> dict[str, Any]:
+        """Remove everything this run created; idempotent; returns timings/counts."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+
+def drain(q: queue.Queue[dict[str, Any]], timeout_s: float) -> Iterator[dict[str, Any]]:
+    """Yield what is queued now, waiting up to timeout_s for the first item."""
+    try:
+        yield q.get(timeout=timeout_s)
+    except queue.Empty:
+        return
+    while True:
+        try:
+            yield q.get_nowait()
+        except queue.Empty:
+            return

@@ -1,0 +1,16 @@
+"""Run ids: `<experiment>-<YYYYmmddTHHMMSS>-<4 hex>` (UTC), unique and sortable by time."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import secrets
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9_.-]+-\d{8}T\d{6}-[0-9a-f]{4}$")
+
+
+def new_run_id(experiment: str, now: dt.datetime | None = None, suffix: str | None = None) -> str:
+    now = now or dt.datetime.now(dt.UTC)
+    name = _SAFE.sub("-", experiment).strip("-") or "run"
+    return f"{name}-{now.strftime('%Y%m%dT%H%M%S')}-{suffix or secrets.token_hex(2)}"

@@ -1,0 +1,32 @@
+"""Where samples go: the run directory always, InfluxDB when configured."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.sinks.columns import COLUMNS, TAGS
+from orchestrator.sinks.csv_sink import CsvSink
+from orchestrator.sinks.influx import InfluxSink
+
+
+class Sinks:
+    """Fan-out to every configured sink."""
+
+    def __init__(self, csv: CsvSink, influx: InfluxSink | None = None):
+        self.csv = csv
+        self.influx = influx
+
+    def write(self, measurement: str, rows: list[dict[str, Any]]) -> None:
+        self.csv.write(measurement, rows)
+        if self.influx is not None:
+            self.influx.write(measurement, rows)
+
+    def close(self) -> dict[str, Any]:
+        self.csv.close()
+        out: dict[str, Any] = {"rows": dict(self.csv.rows_written)}
+        if self.influx is not None:
+            out["influx"] = self.influx.close()
+        return out
+
+
+__all__ = ["COLUMNS", "TAGS", "CsvSink", "InfluxSink", "Sinks"]

@@ -1,0 +1,30 @@
+"""Column layout of every metrics file in `run_dir/metrics/` (contract with analysis).
+
+t_s is seconds since the experiment's t=0. Counters are cumulative; rates and
+utilisation are per sampling interval. Empty cell = not applicable (e.g. XCP
+state on a DropTail port).
+"""
+
+from __future__ import annotations
+
+XCP_COLUMNS = ("xcp_d", "xcp_phi", "xcp_h", "xcp_y", "xcp_Q", "xcp_xi_p", "xcp_xi_n",
+               "xcp_pos_pool", "xcp_neg_pool")
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "link": ("t_s", "node", "port", "link", "capacity_bps", "tx_bytes", "tx_packets",
+             "rx_bytes", "rx_packets", "rate_bps", "utilization", "queue_pkts", "queue_bytes",
+             "drops_queue", "drops_loss", "drops_ttl", "drops_noroute", "drops_malformed",
+             "drops_link_down", *XCP_COLUMNS),
+    "flow": ("t_s", "flow", "stream", "proto", "src", "dst", "bytes", "throughput_bps",
+             "cwnd_bytes", "srtt_us", "retransmits", "feedback_bytes"),
+    "event": ("t_s", "kind", "target", "detail"),
+    "engine": ("t_s", "node", "late_timers", "max_lateness_us", "cpu_s"),
+}
+
+# InfluxDB: which columns are tags (the rest are fields, t_s is the timestamp).
+TAGS: dict[str, tuple[str, ...]] = {
+    "link": ("node", "port", "link"),
+    "flow": ("flow", "stream", "proto", "src", "dst"),
+    "event": ("kind", "target"),
+    "engine": ("node",),
+}
