@@ -1,0 +1,26 @@
+"""`xcplab plan SPEC [--json] [--set path=value ...]`: print the plan; touches nothing."""
+
+from __future__ import annotations
+
+import argparse
+
+from orchestrator.plan.planner import make_plan
+from orchestrator.plan.render import render
+from orchestrator.spec import load_spec
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plan", help="print the plan of a spec (dry run: creates nothing)")
+    p.add_argument("spec", help="experiment spec (YAML)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                   help="override a spec value, e.g. duration=5s or links[bottleneck].loss=1%%")
+    p.add_argument("--json", action="store_true", help="print plan.json instead of tables")
+    p.add_argument("--run-id", default="dry-run",
+                   help="run id to plan for (names carry its tag; default: dry-run)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    plan = make_plan(load_spec(args.spec, args.overrides), args.run_id)
+    print(plan.to_json() if args.json else render(plan))
+    return 0

@@ -1,0 +1,25 @@
+"""`xcplab validate SPEC [--set path=value ...]`: exit 0, or 2 with one line per problem."""
+
+from __future__ import annotations
+
+import argparse
+
+from orchestrator.spec import load_spec
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="check a spec; print every problem as FILE:LINE: path: why")
+    p.add_argument("spec", help="experiment spec (YAML)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                   help="override a spec value, e.g. duration=5s or links[0].capacity=10Mbps")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing when valid")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    resolved = load_spec(args.spec, args.overrides)  # SpecError -> exit 2 in cli.main
+    if not args.quiet:
+        print(f"{args.spec}: ok ({len(resolved.nodes)} nodes, {len(resolved.links)} links, "
+              f"{len(resolved.flows)} flows, {len(resolved.timeline)} link events, "
+              f"{len(resolved.expect)} checks)")
+    return 0

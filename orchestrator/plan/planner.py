@@ -1,0 +1,221 @@
+"""ResolvedSpec + run id -> Plan. Pure and deterministic: only the run tag varies.
+
+Who emulates what: a direction sent by a router is emulated at that router's
+egress; a host -> router direction at the router's ingress (hosts do no
+shaping). BDP-relative buffers use the path RTT of the direction: the largest
+round-trip propagation delay of the flows whose data or ACK path crosses it
+(any flow in the spec, whenever it runs), or, when no flow crosses it, the
+link's own round trip (delay a->b + delay b->a).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.errors import PlanError
+from orchestrator.plan import addressing, engine, naming, tools
+from orchestrator.plan.model import (
+    Direction,
+    Endpoint,
+    Interface,
+    Link,
+    Neighbour,
+    Node,
+    Plan,
+    Route,
+    Stage,
+)
+from orchestrator.plan.routing import Hop, all_routes
+from orchestrator.plan.timeline import build_timeline
+from orchestrator.spec.resolved import RDirection, ResolvedSpec
+
+
+@dataclass(frozen=True)
+class _If:
+    ifname: str
+    end: str  # "a" | "b"
+
+
+@dataclass(frozen=True)
+class FlowPath:
+    nodes: tuple[str, ...]
+    dirs: tuple[tuple[int, str], ...]  # (link index, sending node)
+    src_link: int
+
+
+class Planner:
+    def __init__(self, spec: ResolvedSpec, run_id: str) -> None:
+        self.spec = spec
+        self.run_id = run_id
+        self.tag = naming.run_tag(run_id)
+        self.routers = {n.name for n in spec.nodes if n.role == "router"}
+        self.ifs: dict[tuple[str, int], _If] = {}
+        count: dict[str, int] = {}
+        for k, link in enumerate(spec.links):
+            for node, end in ((link.a, "a"), (link.b, "b")):
+                i = count.get(node, 0)
+                count[node] = i + 1
+                self.ifs[(node, k)] = _If(naming.ifname(i), end)
+        self.node_links: dict[str, list[int]] = {n.name: [] for n in spec.nodes}
+        for (node, k) in self.ifs:
+            self.node_links[node].append(k)
+        self.routes = all_routes(spec)
+
+    # -- helpers ---------------------------------------------------------
+    def addr(self, node: str, k: int) -> str:
+        return addressing.address(k, self.ifs[(node, k)].end)
+
+    def mac(self, node: str, k: int) -> str:
+        return addressing.mac(k, self.ifs[(node, k)].end)
+
+    def peer(self, node: str, k: int) -> str:
+        link = self.spec.links[k]
+        return link.b if node == link.a else link.a
+
+    def rdir(self, k: int, sender: str) -> RDirection:
+        link = self.spec.links[k]
+        return link.a_to_b if sender == link.a else link.b_to_a
+
+    def walk(self, src: str, dst: str, k_dst: int) -> FlowPath:
+        """Follow the routes from src to host dst (whose address is on link k_dst)."""
+        table = self.routes[k_dst]
+        nodes, dirs = [src], []
+        n = src
+        first = None
+        while n != dst:
+            hop: Hop | None = table.get(n)
+            if hop is None or len(nodes) > len(self.spec.nodes):
+                raise PlanError(f"no route from {src} to {dst}")
+            k = k_dst if hop.connected else hop.link
+            nxt = self.peer(n, k) if hop.connected else hop.peer
+            if first is None:
+                first = k
+            dirs.append((k, n))
+            nodes.append(nxt)
+            n = nxt
+        assert first is not None
+        return FlowPath(tuple(nodes), tuple(dirs), first)
+
+    def rtt_us(self, dirs: tuple[tuple[int, str], ...]) -> int:
+        return sum(round(self.rdir(k, s).delay_s * 1e6) for k, s in dirs)
+
+    # -- parts -----------------------------------------------------------
+    def flows(self) -> tuple[list[Any], dict[tuple[int, str], float]]:
+        out = []
+        path_rtt: dict[tuple[int, str], float] = {}
+        for f in self.spec.flows:
+            k_dst = self.node_links[f.dst][0]
+            fwd = self.walk(f.src, f.dst, k_dst)
+            rev = self.walk(f.dst, f.src, fwd.src_link)
+            rtt = (self.rtt_us(fwd.dirs) + self.rtt_us(rev.dirs)) / 1e6
+            for d in fwd.dirs + rev.dirs:
+                path_rtt[d] = max(path_rtt.get(d, 0.0), rtt)
+            src_addr = self.addr(f.src, fwd.src_link)
+            dst_addr = self.addr(f.dst, k_dst)
+            out.append((f, fwd, src_addr, dst_addr, rtt))
+        return out, path_rtt
+
+    def direction(self, k: int, sender: str, rtt_s: float) -> Direction:
+        d = self.rdir(k, sender)
+        receiver = self.peer(sender, k)
+        stage: Stage = "egress" if sender in self.routers else "ingress"
+        router = sender if stage == "egress" else receiver
+        bdp = engine.bdp_bytes(d.capacity_bps, rtt_s)
+        return Direction(
+            src=sender, dst=receiver, capacity_bps=d.capacity_bps,
+            delay_us=round(d.delay_s * 1e6), queue=engine.make_queue(d.queue, d.buffer, bdp),
+            loss=engine.make_loss(d.loss), up=d.up, emulated_by=router,
+            port=naming.port_name(router, self.ifs[(router, k)].ifname), stage=stage,
+            rtt_s=rtt_s, bdp_bytes=bdp)
+
+    def links(self, path_rtt: dict[tuple[int, str], float]) -> list[Link]:
+        out = []
+        for k, link in enumerate(self.spec.links):
+            own = (round(link.a_to_b.delay_s * 1e6) + round(link.b_to_a.delay_s * 1e6)) / 1e6
+            dirs = {s: self.direction(k, s, path_rtt.get((k, s), own)) for s in (link.a, link.b)}
+            out.append(Link(
+                id=link.id, subnet=addressing.subnet(k),
+                a=Endpoint(link.a, self.ifs[(link.a, k)].ifname, self.mac(link.a, k),
+                           f"{self.addr(link.a, k)}/24"),
+                b=Endpoint(link.b, self.ifs[(link.b, k)].ifname, self.mac(link.b, k),
+                           f"{self.addr(link.b, k)}/24"),
+                a_to_b=dirs[link.a], b_to_a=dirs[link.b]))
+        return out
+
+    def node(self, name: str, role: str, links: list[Link]) -> Node:
+        ifaces = []
+        for k in self.node_links[name]:
+            p = self.peer(name, k)
+            ifaces.append(Interface(
+                ifname=self.ifs[(name, k)].ifname, link=self.spec.links[k].id, peer=p,
+                mac=self.mac(name, k), ipv4=f"{self.addr(name, k)}/24",
+                alias=naming.if_alias(self.tag, name, self.spec.links[k].id),
+                peer_mac=self.mac(p, k), peer_ipv4=self.addr(p, k)))
+        routes = []
+        mine = set(self.node_links[name])
+        if role == "host" and len(mine) == 1:
+            (k,) = mine
+            routes.append(Route("0.0.0.0/0", self.addr(self.peer(name, k), k),
+                                self.ifs[(name, k)].ifname))
+        elif role == "host" or role == "router":
+            for k in range(len(self.spec.links)):
+                hop = self.routes[k].get(name)
+                if hop is None or (hop.connected and role == "host"):
+                    continue
+                out_k = k if hop.connected else hop.link
+                p = self.peer(name, out_k)
+                routes.append(Route(addressing.subnet(k), self.addr(p, out_k),
+                                    self.ifs[(name, out_k)].ifname))
+        if role == "host":
+            neigh = tuple(Neighbour(i.peer_ipv4, i.peer_mac, i.ifname) for i in ifaces)
+            return Node(name, "host", naming.netns_name(self.tag, name), tuple(ifaces),
+                        tuple(routes), neigh)
+        return Node(name, "router", naming.netns_name(self.tag, name), tuple(ifaces),
+                    tuple(routes), (), self.engine_entry(name, ifaces, routes, links))
+
+    def engine_entry(self, name: str, ifaces: list[Interface], routes: list[Route],
+                     links: list[Link]) -> dict[str, Any]:
+        by_id = {link.id: link for link in links}
+        ports = []
+        for i in ifaces:
+            link = by_id[i.link]
+            egress = link.direction(name)
+            ingress = link.direction(i.peer)
+            ports.append({
+                "name": naming.port_name(name, i.ifname), "ifname": i.ifname, "mac": i.mac,
+                "ipv4": i.ipv4, "egress": engine.link_json(egress),
+                "ingress": engine.link_json(ingress) if ingress.stage == "ingress" else None})
+        mac_of = {(i.ifname, i.peer_ipv4): i.peer_mac for i in ifaces}
+        eroutes = [{"prefix": r.prefix, "port": naming.port_name(name, r.dev),
+                    "next_hop_mac": mac_of[(r.dev, r.via)]} for r in routes]
+        return {"name": name, "netns": f"/run/netns/{naming.netns_name(self.tag, name)}",
+                "xcp_address": ifaces[0].ipv4.split("/")[0], "ports": ports,
+                "routes": eroutes}
+
+    def plan(self) -> Plan:
+        from orchestrator.plan.model import Flow
+
+        flow_rows, path_rtt = self.flows()
+        links = self.links(path_rtt)
+        nodes = tuple(self.node(n.name, n.role, links) for n in self.spec.nodes)
+        flows = tuple(
+            Flow(id=f.id, proto=f.proto, cc=f.cc, tool=f.tool, src=f.src, dst=f.dst,
+                 src_addr=src_addr, dst_addr=dst_addr, port=f.port, start_s=f.start_s,
+                 stop_s=f.stop_s, size_bytes=f.size_bytes, parallel=f.parallel,
+                 rate_bps=f.rate_bps, path=fwd.nodes, rtt_s=rtt,
+                 server_argv=tools.server_argv(f, dst_addr),
+                 client_argv=tools.client_argv(f, src_addr, dst_addr,
+                                               self.spec.metrics_interval_s))
+            for f, fwd, src_addr, dst_addr, rtt in flow_rows)
+        return Plan(
+            experiment=self.spec.name, run_id=self.run_id, run_tag=self.tag,
+            seed=self.spec.seed, duration_s=self.spec.duration_s,
+            metrics_interval_s=self.spec.metrics_interval_s, scale=self.spec.scale,
+            nodes=nodes, links=tuple(links), flows=flows,
+            timeline=build_timeline(self.spec, tuple(links), flows))
+
+
+def make_plan(spec: ResolvedSpec, run_id: str) -> Plan:
+    """The plan of one run. Same spec and seed -> same plan except the run id/tag."""
+    return Planner(spec, run_id).plan()

@@ -1,0 +1,280 @@
+"""The experiment spec as written (YAML), as pydantic models.
+
+Fields left out are None here; `orchestrator.spec.resolve` applies the one
+precedence rule (the most specific setting wins: link direction > link >
+router (queue only) > `defaults:` > built-in) and produces the ResolvedSpec
+that the planner and the analysis consume. Quantities are parsed at the edge
+(see `types.py`): the models hold SI numbers.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rate, Size
+
+# Queue disciplines the engine implements (router-image/QUEUES.md). XCP-i,
+# iXCP and the XCP-TCP fairness dropper slot in here as "xcp-i", "ixcp",
+# "fairness" when the engine gains them.
+QueueKind = Literal["droptail", "red", "xcp"]
+Proto = Literal["xcp", "newreno", "hstcp", "tcp", "udp"]
+KernelCC = Literal["reno", "cubic", "bbr"]
+Op = Literal[">=", "<=", ">", "<", "=="]
+Metric = Literal[
+    # per flow (flow:, or flows: for their sum)
+    "throughput", "bytes", "retransmits", "srtt", "cwnd", "convergence_time",
+    # per link direction (link:)
+    "utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue",
+    # over a group of flows (flows:)
+    "jain", "ratio",
+]
+FLOW_METRICS = ("throughput", "bytes", "retransmits", "srtt", "cwnd", "convergence_time")
+LINK_METRICS = ("utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue")
+GROUP_METRICS = ("jain", "ratio")
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors: they are almost always typos."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class QueueSpec(Strict):
+    """`queue: xcp` or `queue: {kind: red, params: {...}}` (params per QUEUES.md)."""
+
+    kind: QueueKind
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, v: Any) -> Any:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        full = handler.resolve_ref_schema(handler(core))
+        return {"anyOf": [{"type": "string", "enum": list(typing.get_args(QueueKind)),
+                           "description": "queue kind with default params"}, full]}
+
+
+class LossSpec(Strict):
+    """`loss: 1%`, `{model: bernoulli, p: 1%}` or `{model: gilbert_elliott, p, r, loss_bad}`."""
+
+    model: Literal["none", "bernoulli", "gilbert_elliott"]
+    p: Probability | None = None
+    r: Probability | None = None
+    loss_bad: Probability | None = None
+    loss_good: Probability | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.strip() == "none":
+            return {"model": "none"}
+        if isinstance(v, str | int | float) and not isinstance(v, bool):
+            return {"model": "bernoulli", "p": v}
+        return v
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        full = handler.resolve_ref_schema(handler(core))
+        return {"anyOf": [{"type": "string", "pattern": r"^([0-9]*\.?[0-9]+\s*%|none)$",
+                           "description": "Bernoulli loss as a percentage, or none"},
+                          {"type": "number", "minimum": 0, "maximum": 1}, full]}
+
+    @model_validator(mode="after")
+    def _fields_match_model(self) -> LossSpec:
+        extra = {"none": ("p", "r", "loss_bad", "loss_good"),
+                 "bernoulli": ("r", "loss_bad", "loss_good"),
+                 "gilbert_elliott": ()}[self.model]
+        given = [k for k in extra if getattr(self, k) is not None]
+        if given:
+            raise ValueError(f"model {self.model} takes no {', '.join(given)}")
+        if self.model in ("bernoulli", "gilbert_elliott") and self.p is None:
+            raise ValueError(f"model {self.model} needs p")
+        if self.model == "gilbert_elliott" and self.r is None:
+            raise ValueError("model gilbert_elliott needs r (probability bad -> good)")
+        return self
+
+
+class LinkParams(Strict):
+    """What a link direction has; settable in defaults.link, a link, a direction."""
+
+    capacity: Rate | None = None
+    delay: Duration | None = None
+    buffer: BufferSize | None = None
+    loss: LossSpec | None = None
+    queue: QueueSpec | None = None
+    up: bool | None = None
+
+
+class LinkSpec(LinkParams):
+    """A link between two nodes (`a`, `b`), or a `chain` of links sharing settings."""
+
+    id: Name | None = None
+    a: Name | None = None
+    b: Name | None = None
+    chain: list[Name] | None = Field(default=None, min_length=2)
+    a_to_b: LinkParams | None = None
+    b_to_a: LinkParams | None = None
+
+    @model_validator(mode="after")
+    def _ends(self) -> LinkSpec:
+        if self.chain is not None:
+            if self.a is not None or self.b is not None:
+                raise ValueError("give either a and b, or chain, not both")
+            if self.id is not None:
+                raise ValueError("a chain has no id: its links are named '<a>-<b>'")
+            if self.a_to_b is not None or self.b_to_a is not None:
+                raise ValueError("per-direction overrides are for single links, not chains")
+        elif self.a is None or self.b is None:
+            raise ValueError("a link needs both ends: a: NODE and b: NODE (or chain: [N1, N2, ...])")
+        return self
+
+
+class NodeSpec(Strict):
+    role: Literal["host", "router"]
+    queue: QueueSpec | None = None  # routers: discipline of every direction they emulate
+
+    @model_validator(mode="after")
+    def _queue_on_routers(self) -> NodeSpec:
+        if self.role == "host" and self.queue is not None:
+            raise ValueError("a host has no queue (queues live on routers and links)")
+        return self
+
+
+class FlowParams(Strict):
+    """Settable in defaults.flow and on each flow."""
+
+    proto: Proto | None = None
+    cc: KernelCC | None = None
+    start: Duration | None = None
+    stop: Duration | None = None
+    size: Size | None = None
+    parallel: int | None = Field(default=None, ge=1, le=128)
+    rate: Rate | None = None
+
+
+class FlowSpec(FlowParams):
+    id: Name
+    src: Name
+    dst: Name
+    port: int | None = Field(default=None, ge=1024, le=65535)
+
+
+class RouterDefaults(Strict):
+    queue: QueueSpec | None = None
+
+
+class Defaults(Strict):
+    link: LinkParams | None = None
+    router: RouterDefaults | None = None
+    flow: FlowParams | None = None
+
+
+class SetLink(LinkParams):
+    link: str
+    direction: Literal["a_to_b", "b_to_a", "both"] = "both"
+
+    @model_validator(mode="after")
+    def _something_to_set(self) -> SetLink:
+        if self.queue is not None:
+            raise ValueError("the queue kind of a running link cannot change; "
+                             "valid keys to change: capacity, delay, buffer, loss, up")
+        if all(getattr(self, k) is None for k in ("capacity", "delay", "buffer", "loss", "up")):
+            raise ValueError("nothing to set: give at least one of capacity, delay, buffer, "
+                             "loss, up")
+        return self
+
+
+# One flow id or a list of them.
+FlowIds = Annotated[list[str], WithJsonSchema(
+    {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})]
+
+ACTIONS = ("set_link", "link_down", "link_up", "flow_start", "flow_stop")
+
+
+class EventSpec(Strict):
+    """One timeline event: `at` and exactly one action."""
+
+    at: Duration
+    set_link: SetLink | None = None
+    link_down: str | None = None
+    link_up: str | None = None
+    flow_start: FlowIds | None = None
+    flow_stop: FlowIds | None = None
+    note: str | None = None
+
+    @field_validator("flow_start", "flow_stop", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _one_action(self) -> EventSpec:
+        given = [a for a in ACTIONS if getattr(self, a) is not None]
+        if len(given) != 1:
+            raise ValueError(f"an event needs exactly one action of {', '.join(ACTIONS)}; "
+                             f"got {', '.join(given) or 'none'}")
+        return self
+
+    @property
+    def action(self) -> str:
+        return next(a for a in ACTIONS if getattr(self, a) is not None)
+
+
+class Window(Strict):
+    start: Duration = 0.0
+    stop: Duration | None = None  # None = end of run
+
+
+class Check(Strict):
+    """One expectation (issue 6). Parsed and validated here; evaluated by the analysis.
+
+    Value units: throughput bit/s (or a fraction with `relative_to: capacity`),
+    bytes bytes, srtt/convergence_time seconds, utilization/jain/ratio a
+    fraction, drops/retransmits counts, queues packets, cwnd bytes. Strings with
+    units (`25Mbps`, `95%`, `2s`, `200MB`) are accepted and converted.
+    """
+
+    name: str | None = None
+    metric: Metric
+    flow: str | None = None
+    flows: list[str] | None = None
+    link: str | None = None
+    direction: Literal["a_to_b", "b_to_a"] | None = None
+    op: Op
+    value: float | str
+    relative_to: Literal["capacity"] | None = None
+    window: Window | None = None
+    paper: str | None = None
+
+
+class Spec(Strict):
+    name: Name
+    description: str | None = None
+    duration: Duration
+    seed: int = Field(default=1, ge=0, le=2**63 - 1)
+    metrics_interval: Duration = 0.1
+    scale: float = Field(default=1.0, gt=0, le=1000)
+    defaults: Defaults | None = None
+    nodes: dict[Name, NodeSpec] = Field(min_length=1)
+    links: list[LinkSpec] = Field(min_length=1)
+    flows: list[FlowSpec] = Field(default_factory=list)
+    timeline: list[EventSpec] = Field(default_factory=list)
+    expect: list[Check] = Field(default_factory=list)

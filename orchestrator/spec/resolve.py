@@ -1,0 +1,347 @@
+"""Spec -> ResolvedSpec: cross-references, defaults, scale.
+
+The one precedence rule: the most specific setting wins —
+link direction (`a_to_b`/`b_to_a`) > the link (or its chain) >
+the router emulating that direction (queue only) > `defaults:` > built-in.
+Built-in: delay 0s, buffer 1BDP, loss none, queue droptail, link up;
+flows proto xcp, start 0s, stop at the end of the run, parallel 1,
+kernel TCP cc cubic, ports 5201, 5202, ... in flow order.
+Every problem is collected before failing.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.errors import SpecError, SpecProblem
+from orchestrator.spec import checks
+from orchestrator.spec.loader import Lines, PathT
+from orchestrator.spec.models import LinkParams, LinkSpec, Spec
+from orchestrator.spec.resolved import (
+    RBuffer,
+    RDirection,
+    ResolvedSpec,
+    REvent,
+    RFlow,
+    RLink,
+    RLinkChange,
+    RLoss,
+    RNode,
+    RQueue,
+)
+from orchestrator.units import Buffer
+
+FIRST_PORT = 5201
+
+
+@dataclass(frozen=True)
+class ExpandedLink:
+    id: str
+    a: str
+    b: str
+    spec: LinkSpec
+    path: PathT  # where to point problems
+
+
+def expand_links(spec: Spec) -> list[ExpandedLink]:
+    out = []
+    for i, ls in enumerate(spec.links):
+        if ls.chain is not None:
+            for j in range(len(ls.chain) - 1):
+                a, b = ls.chain[j], ls.chain[j + 1]
+                out.append(ExpandedLink(f"{a}-{b}", a, b, ls, ("links", i, "chain", j)))
+        else:
+            assert ls.a is not None and ls.b is not None
+            out.append(ExpandedLink(ls.id or f"{ls.a}-{ls.b}", ls.a, ls.b, ls, ("links", i)))
+    return out
+
+
+def _known(names: list[str]) -> str:
+    return ", ".join(names) if names else "none"
+
+
+class _Resolver:
+    def __init__(self, spec: Spec, lines: Lines) -> None:
+        self.spec = spec
+        self.lines = lines
+        self.problems: list[SpecProblem] = []
+        self.links = expand_links(spec)
+        self.defaults_link = spec.defaults.link if spec.defaults and spec.defaults.link else None
+
+    def bad(self, path: PathT, reason: str) -> None:
+        self.problems.append(self.lines.problem(path, reason))
+
+    # -- topology --------------------------------------------------------
+    def check_links(self) -> None:
+        nodes = self.spec.nodes
+        names = list(nodes)
+        seen: dict[str, PathT] = {}
+        used: set[str] = set()
+        for link in self.links:
+            for end, node in (("a", link.a), ("b", link.b)):
+                if node not in nodes:
+                    where = link.path if link.spec.chain is not None else (*link.path, end)
+                    self.bad(where, f"unknown node {node!r}; known nodes: {_known(names)}")
+            if link.a == link.b:
+                self.bad(link.path, f"a link needs two different nodes, got {link.a!r} twice")
+            elif (link.a in nodes and link.b in nodes and nodes[link.a].role == "host"
+                  and nodes[link.b].role == "host"):
+                self.bad(link.path, f"{link.a} and {link.b} are both hosts: every link "
+                         "direction is emulated by a router engine, so put a router "
+                         "between them")
+            if link.id in seen:
+                self.bad(link.path, f"duplicate link id {link.id!r} (also at "
+                         f"{self.lines.line(seen[link.id]) or '--set'}); give one an id:")
+            seen[link.id] = link.path
+            used.update((link.a, link.b))
+        for name in names:
+            if name not in used:
+                self.bad(("nodes", name), f"node {name!r} has no link")
+
+    def reachable(self, src: str, dst: str) -> bool:
+        """Paths may cross routers only: hosts do not forward."""
+        adj: dict[str, set[str]] = {}
+        for link in self.links:
+            adj.setdefault(link.a, set()).add(link.b)
+            adj.setdefault(link.b, set()).add(link.a)
+        todo, seen = deque([src]), {src}
+        while todo:
+            n = todo.popleft()
+            if n == dst:
+                return True
+            if n != src and self.spec.nodes[n].role != "router":
+                continue
+            for m in adj.get(n, ()):
+                if m not in seen and m in self.spec.nodes:
+                    seen.add(m)
+                    todo.append(m)
+        return False
+
+    # -- link parameters -------------------------------------------------
+    def _pick(self, key: str, *levels: LinkParams | None) -> Any:
+        for level in levels:
+            if level is not None and getattr(level, key) is not None:
+                return getattr(level, key)
+        return None
+
+    def direction(self, link: ExpandedLink, src: str, dst: str,
+                  override: LinkParams | None) -> RDirection | None:
+        levels = (override, link.spec, self.defaults_link)
+        capacity = self._pick("capacity", *levels)
+        if capacity is None:
+            self.bad((*link.path, "capacity") if link.spec.chain is None else link.path,
+                     "capacity missing: set it on the link, in a_to_b/b_to_a or in "
+                     "defaults.link (e.g. capacity: 30Mbps)")
+            return None
+        # The direction is emulated by the receiving router's ingress when the
+        # sender is a host, else by the sending router.
+        router = src if self.spec.nodes[src].role == "router" else dst
+        queue = self._pick("queue", *levels) or self.spec.nodes[router].queue
+        if queue is None and self.spec.defaults and self.spec.defaults.router:
+            queue = self.spec.defaults.router.queue
+        loss = self._pick("loss", *levels)
+        buffer: Buffer = self._pick("buffer", *levels) or Buffer("bdp", 1.0)
+        scale = self.spec.scale
+        if buffer.unit != "bdp":
+            buffer = Buffer(buffer.unit, max(1, round(buffer.value * scale)))
+        up = self._pick("up", *levels)
+        return RDirection(
+            capacity_bps=max(1, round(capacity * scale)),
+            delay_s=self._pick("delay", *levels) or 0.0,
+            buffer=RBuffer(unit=buffer.unit, value=buffer.value),
+            loss=RLoss(**loss.model_dump(exclude_none=True)) if loss else RLoss(),
+            queue=RQueue(kind=queue.kind, params=queue.params) if queue else RQueue(
+                kind="droptail"),
+            up=True if up is None else up,
+        )
+
+    def resolve_links(self) -> list[RLink]:
+        out = []
+        for link in self.links:
+            if link.a not in self.spec.nodes or link.b not in self.spec.nodes:
+                continue
+            if link.a == link.b:
+                continue
+            ab = self.direction(link, link.a, link.b, link.spec.a_to_b)
+            ba = self.direction(link, link.b, link.a, link.spec.b_to_a)
+            if ab and ba:
+                out.append(RLink(id=link.id, a=link.a, b=link.b, a_to_b=ab, b_to_a=ba))
+        return out
+
+    # -- flows -----------------------------------------------------------
+    def resolve_flows(self) -> list[RFlow]:
+        spec = self.spec
+        d = spec.defaults.flow if spec.defaults and spec.defaults.flow else None
+        starts, stops = self._timeline_flow_times()
+        out: list[RFlow] = []
+        ids: dict[str, PathT] = {}
+        ports: dict[tuple[str, int], str] = {}
+        hosts = [n for n, s in spec.nodes.items() if s.role == "host"]
+        for i, f in enumerate(spec.flows):
+            path: PathT = ("flows", i)
+            if f.id in ids:
+                self.bad((*path, "id"), f"duplicate flow id {f.id!r} (first at line "
+                         f"{self.lines.line(ids[f.id])})")
+            ids[f.id] = path
+            ok = True
+            for key in ("src", "dst"):
+                name = getattr(f, key)
+                if name not in spec.nodes or spec.nodes[name].role != "host":
+                    what = "a router" if name in spec.nodes else "unknown"
+                    self.bad((*path, key), f"{name!r} is {what}; flows run between hosts: "
+                             f"{_known(hosts)}")
+                    ok = False
+            if ok and f.src == f.dst:
+                self.bad((*path, "dst"), "src and dst are the same host")
+            elif ok and not self.reachable(f.src, f.dst):
+                self.bad(path, f"no path from {f.src} to {f.dst} through routers "
+                         "(the flow is disconnected)")
+
+            def get(key: str, default: Any, f: Any = f) -> Any:
+                v = getattr(f, key)
+                if v is None and d is not None:
+                    v = getattr(d, key)
+                return default if v is None else v
+
+            proto = get("proto", "xcp")
+            start = get("start", None)
+            if f.id in starts:
+                if start is not None and f.start is not None:
+                    self.bad((*path, "start"), "start given twice: here and by a timeline "
+                             "flow_start event; keep one")
+                start = starts[f.id]
+            start = 0.0 if start is None else start
+            stop, size = get("stop", None), get("size", None)
+            if f.id in stops:
+                if f.stop is not None:
+                    self.bad((*path, "stop"), "stop given twice: here and by a timeline "
+                             "flow_stop event; keep one")
+                stop = stops[f.id]
+            if stop is not None and size is not None:
+                self.bad(path, "give stop or size, not both")
+            if stop is None and size is None:
+                stop = spec.duration
+            if start >= spec.duration:
+                self.bad((*path, "start"), f"start {start:g}s is not before the end of the run "
+                         f"(duration {spec.duration:g}s)")
+            if stop is not None and not start < stop <= spec.duration:
+                self.bad((*path, "stop"), f"stop {stop:g}s must be after start {start:g}s and "
+                         f"at most duration {spec.duration:g}s")
+            cc = get("cc", None)
+            if proto == "tcp":
+                cc = cc or "cubic"
+            elif f.cc is not None:
+                self.bad((*path, "cc"), f"cc is for proto tcp (kernel TCP via iperf3); "
+                         f"{proto} is chosen by proto: xcp, newreno, hstcp")
+            else:
+                cc = None
+            rate = get("rate", None)
+            if proto == "udp" and rate is None:
+                self.bad(path, "a udp flow needs rate (e.g. rate: 10Mbps)")
+            if proto in ("newreno", "hstcp", "tcp") and f.rate is not None:
+                self.bad((*path, "rate"), f"rate applies to xcp (desired rate) and udp "
+                         f"(sending rate), not {proto}")
+                rate = None
+            if proto in ("newreno", "hstcp", "tcp"):
+                rate = None
+            port = f.port if f.port is not None else FIRST_PORT + i
+            pkey = (f.dst, port)
+            if pkey in ports:
+                self.bad((*path, "port"), f"port {port} on {f.dst} is already used by flow "
+                         f"{ports[pkey]}")
+            ports[pkey] = f.id
+            out.append(RFlow(
+                id=f.id, proto=proto, cc=cc, src=f.src, dst=f.dst, start_s=start,
+                stop_s=None if size is not None else stop,
+                size_bytes=size, parallel=get("parallel", 1),
+                rate_bps=None if rate is None else max(1, round(rate * spec.scale)),
+                port=port))
+        return out
+
+    def _timeline_flow_times(self) -> tuple[dict[str, float], dict[str, float]]:
+        starts: dict[str, float] = {}
+        stops: dict[str, float] = {}
+        ids = [f.id for f in self.spec.flows]
+        for i, ev in enumerate(self.spec.timeline):
+            for key, table in (("flow_start", starts), ("flow_stop", stops)):
+                for j, fid in enumerate(getattr(ev, key) or ()):
+                    if fid not in ids:
+                        self.bad(("timeline", i, key, j), f"unknown flow {fid!r}; flows: "
+                                 f"{_known(ids)}")
+                    elif fid in table:
+                        self.bad(("timeline", i, key, j), f"flow {fid!r} already has a "
+                                 f"{key} at {table[fid]:g}s (flows start and stop once)")
+                    else:
+                        table[fid] = ev.at
+        return starts, stops
+
+    # -- link events -----------------------------------------------------
+    def resolve_timeline(self) -> list[REvent]:
+        out = []
+        link_ids = [x.id for x in self.links]
+        for i, ev in enumerate(self.spec.timeline):
+            path: PathT = ("timeline", i)
+            if ev.at > self.spec.duration:
+                self.bad((*path, "at"), f"at {ev.at:g}s is after the end of the run "
+                         f"(duration {self.spec.duration:g}s)")
+            action = ev.action
+            if action in ("flow_start", "flow_stop"):
+                continue
+            target: str | None
+            if action == "set_link":
+                assert ev.set_link is not None
+                s = ev.set_link
+                target, direction = s.link, s.direction
+                buf = s.buffer
+                if buf is not None and buf.unit != "bdp":
+                    buf = Buffer(buf.unit, max(1, round(buf.value * self.spec.scale)))
+                change = RLinkChange(
+                    capacity_bps=None if s.capacity is None else max(
+                        1, round(s.capacity * self.spec.scale)),
+                    delay_s=s.delay,
+                    buffer=None if buf is None else RBuffer(unit=buf.unit, value=buf.value),
+                    loss=None if s.loss is None else RLoss(**s.loss.model_dump(exclude_none=True)),
+                    up=s.up)
+                tpath: PathT = (*path, "set_link", "link")
+            else:
+                target = ev.link_down if action == "link_down" else ev.link_up
+                assert target is not None
+                direction = "both"
+                change = RLinkChange(up=action == "link_up")
+                tpath = (*path, action)
+            if target not in link_ids:
+                self.bad(tpath, f"unknown link {target!r}; links: {_known(link_ids)}")
+                continue
+            out.append(REvent(t_s=ev.at, action=action,  # type: ignore[arg-type]
+                              link=target, direction=direction, change=change, note=ev.note))
+        out.sort(key=lambda e: e.t_s)  # stable: spec order among equal times
+        return out
+
+
+def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
+    r = _Resolver(spec, lines)
+    r.check_links()
+    links = r.resolve_links()
+    flows = r.resolve_flows()
+    timeline = r.resolve_timeline()
+    expect = checks.resolve_checks(spec, [x.id for x in r.links], r.bad)
+    if spec.metrics_interval <= 0 or spec.metrics_interval > spec.duration:
+        r.bad(("metrics_interval",), "must be > 0 and at most the duration (e.g. 100ms)")
+    if spec.duration <= 0:
+        r.bad(("duration",), "must be > 0 (e.g. 20s)")
+    if r.problems:
+        raise SpecError(sorted(r.problems, key=lambda p: (p.line or 0)))
+    nodes = []
+    for name, n in spec.nodes.items():
+        q = n.queue
+        if q is None and n.role == "router" and spec.defaults and spec.defaults.router:
+            q = spec.defaults.router.queue
+        rq = None if n.role == "host" else RQueue(kind=q.kind if q else "droptail",
+                                                  params=q.params if q else {})
+        nodes.append(RNode(name=name, role=n.role, queue=rq))
+    return ResolvedSpec(
+        name=spec.name, description=spec.description, duration_s=spec.duration,
+        seed=spec.seed, metrics_interval_s=spec.metrics_interval, scale=spec.scale,
+        nodes=nodes, links=links, flows=flows, timeline=timeline, expect=expect)

@@ -1,0 +1,142 @@
+"""The resolved spec: every default applied, `scale` applied, numbers in SI units.
+
+This is `resolved.json` in a run directory, the planner's input and the
+analysis' view of what was asked for. Field names carry units (`_bps`, `_s`).
+Scaled quantities (capacities, packet/byte buffers, flow rates) are stored
+after scaling; `scale` records the factor.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator import units
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RQueue(Frozen):
+    kind: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class RLoss(Frozen):
+    model: Literal["none", "bernoulli", "gilbert_elliott"] = "none"
+    p: float = 0.0
+    r: float = 0.0
+    loss_bad: float = 1.0
+    loss_good: float = 0.0
+
+
+class RBuffer(Frozen):
+    unit: Literal["packets", "bytes", "bdp"]
+    value: float
+
+    def __str__(self) -> str:
+        return str(units.Buffer(self.unit, self.value))
+
+
+class RDirection(Frozen):
+    capacity_bps: int
+    delay_s: float
+    buffer: RBuffer
+    loss: RLoss
+    queue: RQueue
+    up: bool = True
+
+
+class RLink(Frozen):
+    id: str
+    a: str
+    b: str
+    a_to_b: RDirection
+    b_to_a: RDirection
+
+
+class RNode(Frozen):
+    name: str
+    role: Literal["host", "router"]
+    queue: RQueue | None = None  # routers
+
+
+class RFlow(Frozen):
+    id: str
+    proto: Literal["xcp", "newreno", "hstcp", "tcp", "udp"]
+    cc: str | None  # tcp only
+    src: str
+    dst: str
+    start_s: float
+    stop_s: float | None  # None when size-limited
+    size_bytes: int | None
+    parallel: int
+    rate_bps: int | None
+    port: int
+
+    @property
+    def tool(self) -> Literal["xcpperf", "iperf3"]:
+        return "iperf3" if self.proto in ("tcp", "udp") else "xcpperf"
+
+
+class RLinkChange(Frozen):
+    """Link parameters changed by an event (None = unchanged)."""
+
+    capacity_bps: int | None = None
+    delay_s: float | None = None
+    buffer: RBuffer | None = None
+    loss: RLoss | None = None
+    up: bool | None = None
+
+
+class REvent(Frozen):
+    """A link event (flow starts/stops live on the flows)."""
+
+    t_s: float
+    action: Literal["set_link", "link_down", "link_up"]
+    link: str
+    direction: Literal["a_to_b", "b_to_a", "both"] = "both"
+    change: RLinkChange
+    note: str | None = None
+
+
+class RCheck(Frozen):
+    """An expectation; `value` in SI units (see orchestrator.spec.models.Check)."""
+
+    name: str
+    metric: str
+    flow: str | None = None
+    flows: list[str] | None = None
+    link: str | None = None
+    direction: Literal["a_to_b", "b_to_a"] | None = None
+    op: Literal[">=", "<=", ">", "<", "=="]
+    value: float
+    relative_to: Literal["capacity"] | None = None
+    start_s: float = 0.0
+    stop_s: float | None = None
+    paper: str | None = None
+
+
+class ResolvedSpec(Frozen):
+    name: str
+    description: str | None = None
+    duration_s: float
+    seed: int
+    metrics_interval_s: float
+    scale: float
+    nodes: list[RNode]
+    links: list[RLink]
+    flows: list[RFlow]
+    timeline: list[REvent]
+    expect: list[RCheck]
+
+    def node(self, name: str) -> RNode:
+        return next(n for n in self.nodes if n.name == name)
+
+    def link(self, link_id: str) -> RLink:
+        return next(x for x in self.links if x.id == link_id)
+
+    def flow(self, flow_id: str) -> RFlow:
+        return next(f for f in self.flows if f.id == flow_id)
