@@ -145,6 +145,7 @@ def _run_in_dir(plan: Any, be: Backend, run_dir: Path, influx_url: str | None,
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+    log.propagate = False  # the run log goes to logs/runner.log; the CLI shows progress
     influx = (InfluxSink(influx_url, run=plan.run_id, experiment=plan.experiment)
               if influx_url else None)
     sinks = Sinks(CsvSink(run_dir / "metrics"), influx)

@@ -1,0 +1,113 @@
+"""`xcplab run SPEC`: one experiment to its archive, with a progress bar and a result table.
+
+The last line printed is the run directory (scripts rely on it). Exit 0 when the
+run completed, 1 when it failed, 130 when cancelled (Ctrl-C / SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from orchestrator.backends import names as backend_names
+from orchestrator.errors import XcplabError
+from orchestrator.runner import Progress as RunProgress
+from orchestrator.runner import RunResult, execute_run
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run an experiment; the last line printed is the run directory")
+    p.add_argument("spec", help="experiment spec (YAML)")
+    p.add_argument("--backend", default="netns", help=f"one of {', '.join(backend_names())}")
+    p.add_argument("--out", default="runs", help="directory receiving <run-id>/ and its .tar.gz")
+    p.add_argument("--influx", metavar="URL", help="also write metrics to InfluxDB 1.x, "
+                   "e.g. http://127.0.0.1:8086/xcplab")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                   help="override a spec value, e.g. duration=5s")
+    p.add_argument("--backend-opt", dest="backend_opts", action="append", default=[],
+                   metavar="KEY=VALUE", help="backend setting, e.g. router_mode=kernel "
+                   "(Linux forwarding, no link emulation) or engine_per=router")
+    p.add_argument("--run-id", help="use this run id instead of a generated one")
+    p.add_argument("--no-progress", action="store_true", help="plain log lines, no progress bar")
+    p.set_defaults(func=run)
+
+
+def _backend_options(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise XcplabError(f"--backend-opt {pair!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _fmt(v: Any, spec: str = ".2f") -> str:
+    if v is None or v == "":
+        return "-"
+    try:
+        return format(float(v), spec)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def result_tables(res: RunResult) -> list[Table]:
+    s = res.summary
+    flows = Table(title=f"{res.run_id}: {res.status}", title_justify="left")
+    for col in ("flow", "proto", "src→dst", "Mb/s", "retrans", "srtt ms", "cwnd KB"):
+        flows.add_column(col, justify="left" if col in ("flow", "proto", "src→dst") else "right")
+    for fid, f in (s.get("flows") or {}).items():
+        flows.add_row(fid, str(f.get("proto")), f"{f.get('src')}→{f.get('dst')}",
+                      _fmt(f.get("throughput_mbps")), _fmt(f.get("retransmits"), ".0f"),
+                      _fmt(f.get("srtt_mean_ms")),
+                      _fmt((f.get("cwnd_mean_bytes") or 0) / 1e3 if f.get("cwnd_mean_bytes")
+                           else None, ".1f"))
+    links = Table(title="links", title_justify="left")
+    for col in ("link", "Mb/s cap", "util", "queue mean", "queue max", "drops q", "drops loss"):
+        links.add_column(col, justify="left" if col == "link" else "right")
+    for lid, lk in (s.get("links") or {}).items():
+        links.add_row(lid, _fmt(lk.get("capacity_mbps"), ".1f"), _fmt(lk.get("utilization")),
+                      _fmt(lk.get("mean_queue_pkts"), ".1f"), _fmt(lk.get("max_queue_pkts"), ".0f"),
+                      _fmt(lk.get("drops_queue"), ".0f"), _fmt(lk.get("drops_loss"), ".0f"))
+    return [flows, links]
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    opts = _backend_options(args.backend_opts)
+    use_bar = not args.no_progress and console.is_terminal
+    bar = Progress(TextColumn("{task.fields[phase]:<9}"), BarColumn(),
+                   TextColumn("{task.percentage:>3.0f}%"), TextColumn("{task.fields[msg]}"),
+                   TimeElapsedColumn(), console=console, disable=not use_bar)
+    task = bar.add_task("run", total=1.0, phase="prepare", msg="")
+
+    def on_progress(p: RunProgress) -> None:
+        if use_bar:
+            bar.update(task, completed=p.fraction, phase=p.phase, msg=p.message)
+        elif p.phase != "run":
+            console.print(f"[{p.run_id}] {p.phase}: {p.message}", highlight=False)
+
+    with bar:
+        res = execute_run(Path(args.spec), out_dir=Path(args.out), backend=args.backend,
+                          influx_url=args.influx, overrides=args.overrides, run_id=args.run_id,
+                          on_progress=on_progress, backend_options=opts)
+    out = Console()
+    for t in result_tables(res):
+        out.print(t)
+    err = res.summary.get("error")
+    if err:
+        console.print(f"error: {err}", highlight=False)
+    fid = res.summary.get("fidelity") or {}
+    for problem in fid.get("problems", []):
+        console.print(f"fidelity: {problem}", highlight=False)
+    if res.archive_path:
+        out.print(f"archive: {res.archive_path}", highlight=False)
+    sys.stdout.flush()
+    print(res.run_dir)
+    return {"completed": 0, "cancelled": 130}.get(res.status, 1)
