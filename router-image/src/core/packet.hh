@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -27,6 +28,12 @@ struct FlowKey {
 class Packet {
  public:
   static constexpr size_t kCapacity = 2048;  // > any MTU-sized Ethernet frame
+
+  // Storage comes from PacketPool's free list (core/packet_pool.hh), so every
+  // `new Packet` / make_unique<Packet>() and every destruction of a PacketPtr
+  // (a queue drop included) recycles a buffer instead of calling malloc.
+  static void* operator new(std::size_t size);
+  static void operator delete(void* p, std::size_t size) noexcept;
 
   uint8_t* data() { return buf_.data(); }
   const uint8_t* data() const { return buf_.data(); }
@@ -52,7 +59,10 @@ class Packet {
   xcp::Timestamp enqueued{};      // when it entered the output queue
 
  private:
-  std::array<uint8_t, kCapacity> buf_{};
+  // Left uninitialised by default-initialisation (`new Packet`): the receive
+  // path overwrites what it uses; zeroing 2 KiB per packet would cost more
+  // than the rest of the forwarding work.
+  std::array<uint8_t, kCapacity> buf_;
 };
 
 using PacketPtr = std::unique_ptr<Packet>;

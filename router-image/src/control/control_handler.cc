@@ -1,0 +1,164 @@
+#include "control/control_handler.hh"
+
+#include <optional>
+#include <stdexcept>
+
+namespace xcprouter {
+
+namespace {
+
+using nlohmann::json;
+
+std::optional<uint64_t> opt_uint(const json& req, const char* key, const char* cmd) {
+  auto it = req.find(key);
+  if (it == req.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_unsigned()) {
+    throw std::invalid_argument(std::string(cmd) + ": " + key + " must be a non-negative integer, got " + it->dump());
+  }
+  return it->get<uint64_t>();
+}
+
+std::string need_string(const json& req, const char* key, const char* cmd) {
+  auto it = req.find(key);
+  if (it == req.end() || !it->is_string()) {
+    throw std::invalid_argument(std::string(cmd) + ": " + key + " (string) is required");
+  }
+  return it->get<std::string>();
+}
+
+void only_keys(const json& req, const char* cmd, std::initializer_list<const char*> valid) {
+  for (const auto& [k, _] : req.items()) {
+    bool ok = false;
+    std::string list;
+    for (const char* v : valid) {
+      ok = ok || k == v;
+      list += list.empty() ? v : std::string(", ") + v;
+    }
+    if (!ok) throw std::invalid_argument(std::string(cmd) + ": unknown field '" + k + "' (valid: " + list + ")");
+  }
+}
+
+}  // namespace
+
+ControlHandler::ControlHandler(std::vector<std::unique_ptr<Router>>& routers, const xcp::Clock& clock,
+                               std::string run, FidelityProvider fidelity)
+    : routers_(routers), clock_(clock), run_(std::move(run)), fidelity_(std::move(fidelity)) {}
+
+std::string ControlHandler::handle(const std::string& line) {
+  json req;
+  try {
+    req = json::parse(line);
+  } catch (const json::exception& e) {
+    return json{{"ok", false}, {"error", std::string("request is not valid JSON: ") + e.what()}}.dump();
+  }
+  return handle_json(req).dump();
+}
+
+json ControlHandler::handle_json(const json& req) {
+  try {
+    if (!req.is_object() || !req.contains("cmd") || !req["cmd"].is_string()) {
+      throw std::invalid_argument("request must be an object with a string \"cmd\"");
+    }
+    const std::string cmd = req["cmd"].get<std::string>();
+    if (cmd == "ping") {
+      return {{"ok", true}, {"time_ns", clock_.now().ns()}, {"version", XCPLAB_VERSION}};
+    }
+    if (cmd == "stats") return stats(req);
+    if (cmd == "set_link") return set_link(req);
+    if (cmd == "set_queue") return set_queue(req);
+    throw std::invalid_argument("unknown cmd '" + cmd + "' (valid: ping, stats, set_link, set_queue)");
+  } catch (const std::exception& e) {
+    return {{"ok", false}, {"error", e.what()}};
+  }
+}
+
+json ControlHandler::stats(const json& req) {
+  only_keys(req, "stats", {"cmd", "router"});
+  std::optional<std::string> only;
+  if (req.contains("router")) only = need_string(req, "router", "stats");
+  json routers = json::object();
+  for (auto& r : routers_) {
+    if (!only || *only == r->name()) routers[r->name()] = r->stats_json();
+  }
+  if (only && routers.empty()) throw std::invalid_argument("stats: unknown router '" + *only + "'");
+  return {{"ok", true},
+          {"run", run_},
+          {"time_ns", clock_.now().ns()},
+          {"fidelity", fidelity_ ? fidelity_() : json::object()},
+          {"routers", std::move(routers)}};
+}
+
+Link& ControlHandler::find_link(const json& req, const char* cmd) {
+  const std::string router = need_string(req, "router", cmd);
+  const std::string port = need_string(req, "port", cmd);
+  std::string direction = "egress";
+  if (req.contains("direction")) direction = need_string(req, "direction", cmd);
+  std::string names;
+  for (auto& r : routers_) {
+    names += (names.empty() ? "" : ", ") + r->name();
+    if (r->name() != router) continue;
+    const int idx = r->find_port(port);
+    if (idx < 0) {
+      std::string ports;
+      for (size_t i = 0; i < r->port_count(); ++i) ports += (i ? ", " : "") + r->port_name(i);
+      throw std::invalid_argument(std::string(cmd) + ": unknown port '" + port + "' (router " + router + " has " +
+                                  ports + ")");
+    }
+    if (direction == "egress") return r->egress(static_cast<size_t>(idx));
+    if (direction == "ingress") {
+      Link* l = r->ingress(static_cast<size_t>(idx));
+      if (!l) throw std::invalid_argument(std::string(cmd) + ": port '" + port + "' has no ingress link configured");
+      return *l;
+    }
+    throw std::invalid_argument(std::string(cmd) + ": direction must be \"egress\" or \"ingress\", got \"" +
+                                direction + "\"");
+  }
+  throw std::invalid_argument(std::string(cmd) + ": unknown router '" + router + "' (valid: " + names + ")");
+}
+
+json ControlHandler::set_link(const json& req) {
+  only_keys(req, "set_link", {"cmd", "router", "port", "direction", "capacity_bps", "delay_us", "limit_packets",
+                              "limit_bytes", "loss", "up"});
+  Link& link = find_link(req, "set_link");
+  // Validate everything before changing anything.
+  const auto capacity = opt_uint(req, "capacity_bps", "set_link");
+  if (capacity && *capacity == 0) throw std::invalid_argument("set_link: capacity_bps must be > 0 (use up=false)");
+  const auto delay = opt_uint(req, "delay_us", "set_link");
+  if (delay && *delay > 60'000'000) throw std::invalid_argument("set_link: delay_us at most 60000000");
+  QueueLimit limit = link.qdisc().limit();
+  if (auto v = opt_uint(req, "limit_packets", "set_link")) limit.packets = *v;
+  if (auto v = opt_uint(req, "limit_bytes", "set_link")) limit.bytes = *v;
+  if (limit.packets == 0 && limit.bytes == 0) {
+    throw std::invalid_argument("set_link: limit_packets and limit_bytes cannot both be 0 (unbounded)");
+  }
+  std::optional<LossConfig> loss;
+  if (req.contains("loss")) loss = LossConfig::from_json(req["loss"], "set_link: loss");
+  std::optional<bool> up;
+  if (req.contains("up")) {
+    if (!req["up"].is_boolean()) throw std::invalid_argument("set_link: up must be true or false");
+    up = req["up"].get<bool>();
+  }
+
+  const xcp::Timestamp now = clock_.now();
+  link.advance(now);  // what happened before the change happens under the old parameters
+  if (capacity) link.set_capacity(xcp::Rate::bits_per_second(static_cast<double>(*capacity)));
+  if (delay) link.set_delay(xcp::Duration::microseconds(static_cast<int64_t>(*delay)));
+  link.set_limit(limit);
+  if (loss) link.set_loss(*loss);
+  if (up) link.set_up(*up, now);
+  return {{"ok", true}, {"link", link.stats_json()["config"]}};
+}
+
+json ControlHandler::set_queue(const json& req) {
+  only_keys(req, "set_queue", {"cmd", "router", "port", "direction", "params"});
+  Link& link = find_link(req, "set_queue");
+  if (!req.contains("params") || !req["params"].is_object()) {
+    throw std::invalid_argument("set_queue: params (object) is required");
+  }
+  link.qdisc().configure(req["params"]);
+  json report = json::object();
+  link.qdisc().report(report);
+  return {{"ok", true}, {"qdisc", std::move(report)}};
+}
+
+}  // namespace xcprouter

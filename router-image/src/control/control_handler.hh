@@ -1,0 +1,42 @@
+// The commands of the control socket (router-image/CONTROL.md): ping, stats,
+// set_link, set_queue. Pure request -> response over the routers; never
+// throws (every failure becomes {"ok": false, "error": ...}) and does
+// bounded work, O(ports), per request.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/router.hh"
+#include "xcp/clock.hh"
+
+namespace xcprouter {
+
+class ControlHandler {
+ public:
+  using FidelityProvider = std::function<nlohmann::json()>;
+
+  ControlHandler(std::vector<std::unique_ptr<Router>>& routers, const xcp::Clock& clock, std::string run,
+                 FidelityProvider fidelity);
+
+  std::string handle(const std::string& line);
+  nlohmann::json handle_json(const nlohmann::json& request);
+
+ private:
+  nlohmann::json stats(const nlohmann::json& req);
+  nlohmann::json set_link(const nlohmann::json& req);
+  nlohmann::json set_queue(const nlohmann::json& req);
+  // Resolves router/port/direction of a request; throws std::invalid_argument.
+  Link& find_link(const nlohmann::json& req, const char* cmd);
+
+  std::vector<std::unique_ptr<Router>>& routers_;
+  const xcp::Clock& clock_;
+  std::string run_;
+  FidelityProvider fidelity_;
+};
+
+}  // namespace xcprouter

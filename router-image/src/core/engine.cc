@@ -1,0 +1,159 @@
+#include "core/engine.hh"
+
+#include <time.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "core/packet_pool.hh"
+#include "util/netns_guard.hh"
+
+namespace xcprouter {
+
+namespace {
+
+double process_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
+    : clock_(clock), loop_(clock), busy_poll_(config.busy_poll) {
+  loop_.set_lateness_threshold(config.lateness_threshold);
+  uint64_t port_index = 0;
+  for (const RouterConfig& rc : config.routers) {
+    RouterConfig resolved = rc;
+    std::vector<std::unique_ptr<Port>> ports;
+    {
+      NetnsGuard in_namespace(rc.netns);
+      for (PortConfig& pc : resolved.ports) {
+        try {
+          ports.push_back(std::make_unique<Port>(pc.ifname));
+        } catch (const std::exception& e) {
+          throw std::runtime_error("router " + rc.name + " port " + pc.name + " (netns " +
+                                   (rc.netns.empty() ? "current" : rc.netns) + "): " + e.what());
+        }
+        const MacAddress actual = ports.back()->mac();
+        if (pc.mac && !(*pc.mac == actual)) {
+          throw std::runtime_error("router " + rc.name + " port " + pc.name + ": configured mac " +
+                                   pc.mac->to_string() + " but interface " + pc.ifname + " has " + actual.to_string());
+        }
+        pc.mac = actual;
+      }
+    }
+    std::vector<PacketSink*> tx;
+    for (auto& p : ports) tx.push_back(p.get());
+    routers_.push_back(std::make_unique<Router>(resolved, config.seed, port_index, tx));
+    routers_.back()->set_lateness_threshold(config.lateness_threshold);
+    port_index += resolved.ports.size();
+    ports_.push_back(std::move(ports));
+  }
+  for (size_t r = 0; r < ports_.size(); ++r) {
+    for (size_t p = 0; p < ports_[r].size(); ++p) {
+      loop_.add_reader(ports_[r][p]->fd(), [this, r, p] { on_port_readable(r, p); });
+    }
+  }
+  // Enough buffers for full queues to start without touching malloc mid-run.
+  PacketPool::reserve(4096);
+  handler_ = std::make_unique<ControlHandler>(routers_, clock_, config.run, [this] { return fidelity_json(); });
+  // Created last: the socket file appearing means the engine is ready.
+  control_ = std::make_unique<ControlServer>(loop_, config.control_socket,
+                                             [this](const std::string& line) { return handler_->handle(line); });
+  started_ = clock_.now();
+  cpu_at_start_ = process_cpu_seconds();
+}
+
+void Engine::on_port_readable(size_t r, size_t p) {
+  Port& port = *ports_[r][p];
+  Router& router = *routers_[r];
+  const uint16_t index = static_cast<uint16_t>(p);
+  // One batch per wakeup keeps ports fair against each other and timers.
+  const xcp::Timestamp now = clock_.now();
+  port.receive([&](PacketPtr pkt, bool for_us) { router.receive(index, std::move(pkt), now, for_us); });
+}
+
+xcp::Timestamp Engine::next_deadline() const {
+  xcp::Timestamp t = xcp::Timestamp::max();
+  for (const auto& r : routers_) t = std::min(t, r->next_deadline());
+  return t;
+}
+
+void Engine::service() {
+  xcp::Timestamp now = clock_.now();
+  // Deliveries between routers of this process can make other links due at
+  // once; bounded so a pathological config cannot starve the sockets.
+  for (int round = 0; round < 8; ++round) {
+    for (auto& r : routers_) r->advance(now);
+    if (next_deadline() > now) break;
+  }
+  for (auto& ports : ports_) {
+    for (auto& p : ports) {
+      if (p->has_pending_tx()) p->flush();
+    }
+  }
+  control_->flush_pending();
+}
+
+void Engine::arm_timer(xcp::Timestamp deadline) {
+  if (deadline == timer_at_) return;
+  if (timer_ != 0) loop_.cancel(timer_);
+  timer_ = 0;
+  timer_at_ = deadline;
+  if (deadline == xcp::Timestamp::max()) return;
+  timer_ = loop_.schedule(deadline, [this] {
+    timer_ = 0;
+    timer_at_ = xcp::Timestamp::max();
+  });
+}
+
+void Engine::run() {
+  stopped_ = false;
+  while (!stopped_) {
+    if (busy_poll_) {
+      loop_.run_once(xcp::Duration::zero());
+    } else {
+      arm_timer(next_deadline());
+      loop_.run_once(xcp::Duration::infinite());
+    }
+    service();
+  }
+}
+
+nlohmann::json Engine::fidelity_json() const {
+  uint64_t late_events = 0;
+  xcp::Duration max_event_late = xcp::Duration::zero();
+  for (const auto& r : routers_) {
+    for (size_t p = 0; p < r->port_count(); ++p) {
+      for (const Link* l : {&std::as_const(*r).egress(p), std::as_const(*r).ingress(p)}) {
+        if (!l) continue;
+        late_events += l->counters().late_events;
+        max_event_late = std::max(max_event_late, l->counters().max_lateness);
+      }
+    }
+  }
+  uint64_t tx_errors = 0, rx_truncated = 0;
+  for (const auto& ports : ports_) {
+    for (const auto& p : ports) {
+      tx_errors += p->io_counters().tx_errors;
+      rx_truncated += p->io_counters().rx_truncated;
+    }
+  }
+  const double wall = (clock_.now() - started_).seconds_f();
+  const double cpu = process_cpu_seconds() - cpu_at_start_;
+  return {{"late_timers", loop_.late_timers()},
+          {"max_lateness_us", loop_.max_lateness().us()},
+          {"late_events", late_events},
+          {"max_event_lateness_us", max_event_late.us()},
+          {"busy_poll", busy_poll_},
+          {"cpu_seconds", cpu},
+          {"wall_seconds", wall},
+          {"busy_fraction", wall > 0 ? cpu / wall : 0.0},
+          {"tx_errors", tx_errors},
+          {"rx_truncated", rx_truncated},
+          {"packet_buffers", PacketPool::allocated_blocks()}};
+}
+
+}  // namespace xcprouter

@@ -1,0 +1,59 @@
+// The process: one event loop hosting one or many routers. Opens every
+// router's AF_PACKET sockets inside that router's network namespace, wires
+// ports to routers, serves the control socket, and drives every link's
+// events either from one timerfd deadline (default) or by busy polling.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "control/control_handler.hh"
+#include "control/control_server.hh"
+#include "core/port.hh"
+#include "core/router.hh"
+#include "core/router_config.hh"
+#include "xcp/clock.hh"
+#include "xcp/event_loop.hh"
+
+namespace xcprouter {
+
+class Engine {
+ public:
+  // Throws (naming the router/port and the failed action) when a namespace,
+  // interface or socket cannot be opened, or a configured MAC is wrong.
+  Engine(const EngineConfig& config, const xcp::MonotonicClock& clock);
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Serves until stop() (e.g. from a signal fd reader on loop()).
+  void run();
+  void stop() { stopped_ = true; loop_.stop(); }
+  xcp::EventLoop& loop() { return loop_; }
+
+  nlohmann::json fidelity_json() const;
+
+ private:
+  void on_port_readable(size_t router, size_t port);
+  // Runs every link event due by now (repeatedly: a delivery may make
+  // another link's event due) and flushes transmit batches.
+  void service();
+  xcp::Timestamp next_deadline() const;
+  void arm_timer(xcp::Timestamp deadline);
+
+  const xcp::MonotonicClock& clock_;
+  xcp::EventLoop loop_;
+  bool busy_poll_;
+  bool stopped_ = false;
+  std::vector<std::vector<std::unique_ptr<Port>>> ports_;  // [router][port]
+  std::vector<std::unique_ptr<Router>> routers_;
+  std::unique_ptr<ControlHandler> handler_;
+  std::unique_ptr<ControlServer> control_;
+  xcp::EventLoop::TimerId timer_ = 0;
+  xcp::Timestamp timer_at_ = xcp::Timestamp::max();
+  xcp::Timestamp started_{};
+  double cpu_at_start_ = 0.0;
+};
+
+}  // namespace xcprouter

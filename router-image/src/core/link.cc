@@ -1,0 +1,144 @@
+#include "core/link.hh"
+
+#include <algorithm>
+#include <utility>
+
+namespace xcprouter {
+
+using xcp::Duration;
+using xcp::Timestamp;
+
+Link::Link(xcp::Rate capacity, Duration delay, std::unique_ptr<Qdisc> qdisc, LossModel loss,
+           PacketSink& sink)
+    : capacity_(capacity), delay_(delay), qdisc_(std::move(qdisc)), loss_(std::move(loss)), sink_(sink) {
+  qdisc_->set_capacity(capacity_);
+}
+
+void Link::offer(PacketPtr p, Timestamp now) {
+  advance(now);  // a serialiser that finished before `now` must be free for this packet
+  ++counters_.in_packets;
+  counters_.in_bytes += p->wire_bytes();
+  if (!up_) {
+    ++counters_.drops_link_down;
+    return;  // the PacketPtr goes back to the pool
+  }
+  if (qdisc_->enqueue(std::move(p), now) && !in_service_) try_start(now);
+}
+
+void Link::try_start(Timestamp t) {
+  if (in_service_ || !up_ || qdisc_->packets() == 0) return;
+  in_service_ = qdisc_->dequeue(t);
+  if (!in_service_) return;
+  service_done_ = t + capacity_.transfer_time(in_service_->wire_bytes());
+}
+
+void Link::finish_serialising(Timestamp t) {
+  // Packets never overtake each other, even right after a delay decrease.
+  const Timestamp release = std::max(t + delay_, last_release_);
+  last_release_ = release;
+  delay_line_.push_back(InFlight{release, std::move(in_service_)});
+  in_service_.reset();
+  service_done_ = Timestamp::max();
+  try_start(t);
+}
+
+void Link::release_head(Timestamp t) {
+  PacketPtr p = delay_line_.pop_front().packet;
+  if (loss_.lose()) {
+    ++counters_.drops_loss;
+    return;
+  }
+  ++counters_.out_packets;
+  counters_.out_bytes += p->wire_bytes();
+  sink_.deliver(std::move(p), t);
+}
+
+void Link::note_lateness(Timestamp due, Timestamp now) {
+  const Duration late = now - due;
+  if (late > lateness_threshold_) ++counters_.late_events;
+  if (late > counters_.max_lateness) counters_.max_lateness = late;
+}
+
+void Link::advance(Timestamp now) {
+  for (;;) {
+    // The earliest of the three event sources, ties in pipeline order.
+    const Timestamp serial = service_done_;
+    const Timestamp head = delay_line_.empty() ? Timestamp::max() : delay_line_.front().release;
+    const auto q = qdisc_->next_deadline();
+    const Timestamp qd = q ? *q : Timestamp::max();
+    const Timestamp t = std::min({serial, head, qd});
+    if (t > now) return;
+    note_lateness(t, now);
+    if (t == head) {
+      release_head(t);
+    } else if (t == serial) {
+      finish_serialising(t);
+    } else {
+      qdisc_->on_deadline(t);
+      // A discipline whose deadline does not move would spin us forever.
+      const auto again = qdisc_->next_deadline();
+      if (again && *again <= t) return;
+      try_start(t);
+    }
+  }
+}
+
+Timestamp Link::next_deadline() const {
+  Timestamp t = service_done_;
+  if (!delay_line_.empty()) t = std::min(t, delay_line_.front().release);
+  if (auto q = qdisc_->next_deadline()) t = std::min(t, *q);
+  return t;
+}
+
+void Link::set_capacity(xcp::Rate c) {
+  capacity_ = c;
+  qdisc_->set_capacity(c);
+}
+
+void Link::set_delay(Duration d) { delay_ = d; }
+
+void Link::set_up(bool up, Timestamp now) {
+  advance(now);
+  up_ = up;
+  if (up_) try_start(now);
+}
+
+nlohmann::json Link::stats_json() const {
+  const QdiscCounters& qc = qdisc_->counters();
+  const QueueLimit lim = qdisc_->limit();
+  nlohmann::json j = {
+      {"config",
+       {{"capacity_bps", static_cast<uint64_t>(capacity_.bits_per_s() + 0.5)},
+        {"delay_us", delay_.us()},
+        {"limit_packets", lim.packets},
+        {"limit_bytes", lim.bytes},
+        {"loss", loss_.config().to_json()},
+        {"up", up_},
+        {"queue_kind", std::string(qdisc_->kind())}}},
+      {"in_packets", counters_.in_packets},
+      {"in_bytes", counters_.in_bytes},
+      {"out_packets", counters_.out_packets},
+      {"out_bytes", counters_.out_bytes},
+      {"queue",
+       {{"packets", qdisc_->packets()},
+        {"bytes", qdisc_->bytes()},
+        {"max_packets", qc.max_packets},
+        {"max_bytes", qc.max_bytes}}},
+      {"in_flight_packets", in_flight()},
+      {"drops",
+       {{"queue", qc.drops_total()},
+        {"queue_overflow", qc.drops_overflow},
+        {"queue_early", qc.drops_early},
+        {"queue_fairness", qc.drops_fairness},
+        {"loss", counters_.drops_loss},
+        {"link_down", counters_.drops_link_down}}},
+      {"late_events", counters_.late_events},
+      {"max_lateness_us", counters_.max_lateness.us()},
+  };
+  nlohmann::json q = nlohmann::json::object();
+  qdisc_->report(q);
+  j["qdisc"] = std::move(q);
+  return j;
+}
+
+}  // namespace xcprouter

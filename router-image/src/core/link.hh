@@ -1,0 +1,101 @@
+// One direction of one emulated link:
+//
+//   offer() -> qdisc -> serialiser at `capacity` -> propagation delay line
+//           -> loss model -> sink
+//
+// Time is injected: offer(p, now) and advance(now) process every event due
+// at or before `now` in time order, each at its own scheduled instant, so a
+// late wakeup delays delivery but never changes the emulated rate (the next
+// packet starts serialising when the previous one finished, not when the
+// engine noticed). next_deadline() tells the engine when to call again.
+//
+// Loss is applied at the far end (after serialisation and delay): a lost
+// packet has used the link's capacity, like a frame corrupted on the wire.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "core/loss_model.hh"
+#include "core/packet_sink.hh"
+#include "qdisc/qdisc.hh"
+#include "util/ring_queue.hh"
+#include "xcp/units.hh"
+
+namespace xcprouter {
+
+struct LinkCounters {
+  uint64_t in_packets = 0, in_bytes = 0;    // offered to the link
+  uint64_t out_packets = 0, out_bytes = 0;  // left it (after loss)
+  uint64_t drops_loss = 0;
+  uint64_t drops_link_down = 0;
+  // Events processed after their scheduled instant (emulation fidelity).
+  uint64_t late_events = 0;
+  xcp::Duration max_lateness = xcp::Duration::zero();
+};
+
+class Link {
+ public:
+  Link(xcp::Rate capacity, xcp::Duration delay, std::unique_ptr<Qdisc> qdisc, LossModel loss,
+       PacketSink& sink);
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // A packet arrives at the link's entrance at `now`.
+  void offer(PacketPtr p, xcp::Timestamp now);
+  // Processes all events due at or before `now`.
+  void advance(xcp::Timestamp now);
+  // Earliest pending event, Timestamp::max() when idle.
+  xcp::Timestamp next_deadline() const;
+
+  // Live changes: none of them loses a queued packet.
+  void set_capacity(xcp::Rate c);  // from the next packet to start serialising
+  void set_delay(xcp::Duration d);  // for packets finishing serialisation from now
+  void set_limit(QueueLimit l) { qdisc_->set_limit(l); }
+  void set_loss(const LossConfig& c) { loss_.set_config(c); }
+  void set_up(bool up, xcp::Timestamp now);
+
+  xcp::Rate capacity() const { return capacity_; }
+  xcp::Duration delay() const { return delay_; }
+  bool up() const { return up_; }
+  const LossConfig& loss_config() const { return loss_.config(); }
+  Qdisc& qdisc() { return *qdisc_; }
+  const Qdisc& qdisc() const { return *qdisc_; }
+  const LinkCounters& counters() const { return counters_; }
+  size_t in_flight() const { return (in_service_ ? 1 : 0) + delay_line_.size(); }
+  // Events later than this count as late (fidelity statistics).
+  void set_lateness_threshold(xcp::Duration d) { lateness_threshold_ = d; }
+
+  // The `<link>` object of CONTROL.md's stats.
+  nlohmann::json stats_json() const;
+
+ private:
+  struct InFlight {
+    xcp::Timestamp release{};
+    PacketPtr packet;
+  };
+
+  void try_start(xcp::Timestamp t);
+  void finish_serialising(xcp::Timestamp t);
+  void release_head(xcp::Timestamp t);
+  void note_lateness(xcp::Timestamp due, xcp::Timestamp now);
+
+  xcp::Rate capacity_;
+  xcp::Duration delay_;
+  std::unique_ptr<Qdisc> qdisc_;
+  LossModel loss_;
+  PacketSink& sink_;
+  bool up_ = true;
+
+  PacketPtr in_service_;
+  xcp::Timestamp service_done_ = xcp::Timestamp::max();
+  RingQueue<InFlight> delay_line_;
+  xcp::Timestamp last_release_ = xcp::Timestamp::zero();
+
+  LinkCounters counters_;
+  xcp::Duration lateness_threshold_ = xcp::Duration::microseconds(100);
+};
+
+}  // namespace xcprouter

@@ -1,0 +1,99 @@
+#include "core/port.hh"
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/packet_pool.hh"
+
+namespace xcprouter {
+
+namespace {
+
+void set_int_option(int fd, int level, int name, int value) {
+  // Best effort: buffer sizes and bypass are optimisations, not correctness.
+  (void)::setsockopt(fd, level, name, &value, sizeof value);
+}
+
+}  // namespace
+
+Port::Port(const std::string& ifname) : ifname_(ifname) {
+  if (ifname.size() >= IFNAMSIZ) throw std::invalid_argument("interface name too long: " + ifname);
+  // Protocol 0 at creation: nothing is queued before bind() picks the interface.
+  fd_ = xcp::FileDescriptor(static_cast<int>(xcp::check_syscall(
+      "socket(AF_PACKET) for " + ifname, ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0))));
+  const unsigned index = ::if_nametoindex(ifname.c_str());
+  if (index == 0) throw xcp::SystemError("if_nametoindex(" + ifname + ")", errno);
+
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, ifname.c_str(), IFNAMSIZ - 1);
+  xcp::check_syscall("ioctl(SIOCGIFHWADDR) for " + ifname, ::ioctl(fd_.get(), SIOCGIFHWADDR, &ifr));
+  std::memcpy(mac_.bytes.data(), ifr.ifr_hwaddr.sa_data, 6);
+
+  set_int_option(fd_.get(), SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
+  set_int_option(fd_.get(), SOL_PACKET, PACKET_QDISC_BYPASS, 1);
+  set_int_option(fd_.get(), SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20);
+  set_int_option(fd_.get(), SOL_SOCKET, SO_SNDBUFFORCE, 8 << 20);
+
+  sockaddr_ll sll{};
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = htons(ETH_P_ALL);
+  sll.sll_ifindex = static_cast<int>(index);
+  xcp::check_syscall("bind(AF_PACKET, " + ifname + ")",
+                     ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&sll), sizeof sll));
+
+  for (size_t i = 0; i < kBatch; ++i) {
+    msgs_[i].msg_hdr.msg_iov = &rx_iov_[i];
+    msgs_[i].msg_hdr.msg_iovlen = 1;
+    tx_msgs_[i].msg_hdr.msg_iov = &tx_iov_[i];
+    tx_msgs_[i].msg_hdr.msg_iovlen = 1;
+  }
+}
+
+int Port::receive_batch() {
+  for (size_t i = 0; i < kBatch; ++i) {
+    if (!rx_[i]) rx_[i] = PacketPool::acquire();
+    rx_iov_[i].iov_base = rx_[i]->data();
+    rx_iov_[i].iov_len = Packet::kCapacity;
+    msgs_[i].msg_hdr.msg_name = &addrs_[i];
+    msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_ll);
+    msgs_[i].msg_hdr.msg_flags = 0;
+  }
+  ++io_.rx_syscalls;
+  const int n = ::recvmmsg(fd_.get(), msgs_.data(), kBatch, MSG_DONTWAIT, nullptr);
+  return n > 0 ? n : 0;  // EAGAIN (or a transient error): nothing this round
+}
+
+void Port::deliver(PacketPtr p, xcp::Timestamp /*at*/) {
+  tx_[tx_count_] = std::move(p);
+  ++tx_count_;
+  if (tx_count_ == kBatch) flush();
+}
+
+void Port::flush() {
+  size_t sent = 0;
+  for (size_t i = 0; i < tx_count_; ++i) {
+    tx_iov_[i].iov_base = tx_[i]->data();
+    tx_iov_[i].iov_len = tx_[i]->frame_len;
+  }
+  while (sent < tx_count_) {
+    ++io_.tx_syscalls;
+    const int n = ::sendmmsg(fd_.get(), tx_msgs_.data() + sent, static_cast<unsigned>(tx_count_ - sent), MSG_DONTWAIT);
+    if (n <= 0) {
+      // The kernel refused the head frame (buffer full, link down): drop it, go on.
+      ++io_.tx_errors;
+      ++sent;
+      continue;
+    }
+    sent += static_cast<size_t>(n);
+  }
+  for (size_t i = 0; i < tx_count_; ++i) tx_[i].reset();
+  tx_count_ = 0;
+}
+
+}  // namespace xcprouter

@@ -1,0 +1,86 @@
+// One AF_PACKET socket bound to one interface, with batched I/O:
+// recvmmsg() fills up to kBatch pooled Packets per system call, sendmmsg()
+// transmits up to kBatch frames per call. Frames the host itself sent
+// (PACKET_OUTGOING) are never seen. The socket is opened in the network
+// namespace current at construction (see NetnsGuard).
+#pragma once
+
+#include <linux/if_packet.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "core/packet_sink.hh"
+#include "util/net_address.hh"
+#include "xcp/fd.hh"
+
+namespace xcprouter {
+
+struct PortIoCounters {
+  uint64_t rx_syscalls = 0, tx_syscalls = 0;
+  uint64_t rx_truncated = 0;  // frames longer than Packet::kCapacity (dropped)
+  uint64_t tx_errors = 0;     // frames the kernel refused (dropped)
+};
+
+class Port final : public PacketSink {
+ public:
+  static constexpr size_t kBatch = 64;
+
+  explicit Port(const std::string& ifname);
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  int fd() const { return fd_.get(); }
+  const std::string& ifname() const { return ifname_; }
+  const MacAddress& mac() const { return mac_; }
+
+  // Reads what is waiting (at most one batch) and calls
+  // handler(PacketPtr, bool for_us) per frame. Returns the number of frames.
+  template <typename Handler>
+  size_t receive(Handler&& handler) {
+    const int n = receive_batch();
+    for (int i = 0; i < n; ++i) {
+      const size_t k = static_cast<size_t>(i);
+      PacketPtr p = std::move(rx_[k]);
+      // Belt and braces for kernels without PACKET_IGNORE_OUTGOING.
+      if (addrs_[k].sll_pkttype == PACKET_OUTGOING) continue;
+      if (msgs_[k].msg_hdr.msg_flags & MSG_TRUNC) {
+        ++io_.rx_truncated;
+        continue;
+      }
+      p->frame_len = msgs_[k].msg_len;
+      handler(std::move(p), addrs_[k].sll_pkttype == PACKET_HOST);
+    }
+    return n > 0 ? static_cast<size_t>(n) : 0;
+  }
+
+  // Queues a frame for transmission; sends when a batch is full.
+  void deliver(PacketPtr p, xcp::Timestamp at) override;
+  // Sends what is queued.
+  void flush();
+  bool has_pending_tx() const { return tx_count_ > 0; }
+
+  const PortIoCounters& io_counters() const { return io_; }
+
+ private:
+  int receive_batch();
+
+  std::string ifname_;
+  xcp::FileDescriptor fd_;
+  MacAddress mac_;
+  PortIoCounters io_;
+
+  std::array<PacketPtr, kBatch> rx_;
+  std::array<mmsghdr, kBatch> msgs_{};
+  std::array<iovec, kBatch> rx_iov_{};
+  std::array<sockaddr_ll, kBatch> addrs_{};
+
+  std::array<PacketPtr, kBatch> tx_;
+  std::array<mmsghdr, kBatch> tx_msgs_{};
+  std::array<iovec, kBatch> tx_iov_{};
+  size_t tx_count_ = 0;
+};
+
+}  // namespace xcprouter

@@ -1,0 +1,208 @@
+#include "core/router.hh"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "core/checksum.hh"
+#include "core/frame_parser.hh"
+#include "qdisc/qdisc_factory.hh"
+#include "util/seed.hh"
+
+namespace xcprouter {
+
+namespace {
+
+constexpr uint8_t kProtoIcmp = 1;
+constexpr uint8_t kIcmpEchoRequest = 8;
+constexpr uint8_t kIcmpEchoReply = 0;
+constexpr uint8_t kLocalTtl = 64;
+
+uint16_t be16(const uint8_t* b) { return static_cast<uint16_t>(b[0] << 8 | b[1]); }
+void put16(uint8_t* b, uint16_t v) {
+  b[0] = static_cast<uint8_t>(v >> 8);
+  b[1] = static_cast<uint8_t>(v);
+}
+
+std::unique_ptr<Link> build_link(const LinkConfig& c, uint64_t seed, uint64_t link_no, PacketSink& sink) {
+  auto qdisc = make_qdisc(c.queue, qdisc_seed(seed, link_no));
+  auto link = std::make_unique<Link>(c.capacity(), c.delay, std::move(qdisc),
+                                     LossModel(c.loss, loss_seed(seed, link_no)), sink);
+  if (!c.up) link->set_up(false, xcp::Timestamp::zero());
+  return link;
+}
+
+}  // namespace
+
+Router::Router(const RouterConfig& config, uint64_t seed, uint64_t first_port_index,
+               std::vector<PacketSink*> tx)
+    : name_(config.name), xcp_address_(config.xcp_address) {
+  if (tx.size() != config.ports.size()) throw std::invalid_argument("router " + name_ + ": one transmit sink per port");
+  for (size_t i = 0; i < config.ports.size(); ++i) {
+    auto port = std::make_unique<Port>();
+    port->config = config.ports[i];
+    if (!port->config.mac) throw std::invalid_argument("router " + name_ + ": port " + port->config.name + " has no MAC");
+    const uint64_t index = first_port_index + i;
+    port->forward_stage = std::make_unique<ForwardStage>(*this, static_cast<uint16_t>(i));
+    port->transmit_stage = std::make_unique<TransmitStage>(*tx[i], port->counters);
+    port->egress = build_link(port->config.egress, seed, link_number(index, false), *port->transmit_stage);
+    if (port->config.ingress) {
+      port->ingress = build_link(*port->config.ingress, seed, link_number(index, true), *port->forward_stage);
+    }
+    ports_.push_back(std::move(port));
+  }
+  for (const RouteConfig& r : config.routes) routes_.add(r.prefix, NextHop{r.port, r.next_hop_mac});
+}
+
+int Router::find_port(const std::string& name) const {
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    if (ports_[i]->config.name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void Router::set_lateness_threshold(xcp::Duration d) {
+  for (auto& p : ports_) {
+    p->egress->set_lateness_threshold(d);
+    if (p->ingress) p->ingress->set_lateness_threshold(d);
+  }
+}
+
+void Router::receive(uint16_t port, PacketPtr p, xcp::Timestamp now, bool for_us) {
+  Port& in = *ports_[port];
+  ++in.counters.rx_packets;
+  in.counters.rx_bytes += p->frame_len;
+  if (!for_us) {
+    ++in.counters.drops_not_for_us;
+    return;
+  }
+  const ParseOutcome parsed = parse_frame(*p);
+  if (parsed.verdict == ParseVerdict::kNonIpv4) {
+    ++in.counters.drops_non_ipv4;
+    return;
+  }
+  if (parsed.verdict == ParseVerdict::kMalformed) {
+    ++in.counters.drops_malformed;
+    return;
+  }
+  if (parsed.xcp_shim_malformed) ++in.counters.xcp_shim_malformed;
+  p->in_port = port;
+  p->arrival = now;
+  if (in.ingress) {
+    in.ingress->offer(std::move(p), now);
+  } else {
+    forward(port, std::move(p), now);
+  }
+}
+
+bool Router::is_local_address(uint32_t addr) const {
+  if (addr == xcp_address_) return true;
+  for (const auto& p : ports_) {
+    if (p->config.ipv4.addr == addr) return true;
+  }
+  return false;
+}
+
+bool Router::route_out(uint16_t in_port, PacketPtr& p, xcp::Timestamp now) {
+  const NextHop* hop = routes_.lookup(p->flow.dst);
+  if (hop == nullptr) {
+    ++ports_[in_port]->counters.drops_no_route;
+    return false;
+  }
+  Port& out = *ports_[hop->port];
+  uint8_t* eth = p->data();
+  std::memcpy(eth, hop->mac.bytes.data(), 6);
+  std::memcpy(eth + 6, out.config.mac->bytes.data(), 6);
+  out.egress->offer(std::move(p), now);
+  return true;
+}
+
+void Router::forward(uint16_t in_port, PacketPtr p, xcp::Timestamp now) {
+  if (is_local_address(p->flow.dst)) {
+    answer_echo(in_port, std::move(p), now);
+    return;
+  }
+  uint8_t* ip = p->data() + p->ip_offset;
+  const uint8_t ttl = ip[8];
+  if (ttl <= 1) {
+    ++ports_[in_port]->counters.drops_ttl;
+    return;
+  }
+  // TTL shares its 16-bit word with the protocol; RFC 1624 update of that word.
+  const uint16_t old_word = be16(ip + 8);
+  ip[8] = static_cast<uint8_t>(ttl - 1);
+  put16(ip + 10, checksum_update(be16(ip + 10), old_word, be16(ip + 8)));
+  route_out(in_port, p, now);
+}
+
+void Router::answer_echo(uint16_t in_port, PacketPtr p, xcp::Timestamp now) {
+  uint8_t* ip = p->data() + p->ip_offset;
+  const size_t ihl = static_cast<size_t>(ip[0] & 0x0F) * 4;
+  const size_t icmp_len = p->ip_total_len - ihl;
+  uint8_t* icmp = ip + ihl;
+  const bool fragment = (be16(ip + 6) & 0x3FFF) != 0;
+  if (ip[9] != kProtoIcmp || fragment || icmp_len < 8 || icmp[0] != kIcmpEchoRequest ||
+      internet_checksum(icmp, icmp_len) != 0) {
+    ++ports_[in_port]->counters.drops_local;
+    return;
+  }
+  // Echo reply: swap addresses, fresh TTL, type 8 -> 0 (RFC 792).
+  uint8_t tmp[4];
+  std::memcpy(tmp, ip + 12, 4);
+  std::memcpy(ip + 12, ip + 16, 4);
+  std::memcpy(ip + 16, tmp, 4);
+  ip[8] = kLocalTtl;
+  put16(ip + 10, 0);
+  put16(ip + 10, internet_checksum(ip, ihl));
+  const uint16_t old_word = be16(icmp);
+  icmp[0] = kIcmpEchoReply;
+  put16(icmp + 2, checksum_update(be16(icmp + 2), old_word, be16(icmp)));
+  std::swap(p->flow.src, p->flow.dst);
+  ++ports_[in_port]->counters.icmp_echo_replies;
+  route_out(in_port, p, now);
+}
+
+void Router::advance(xcp::Timestamp now) {
+  for (auto& port : ports_) {
+    if (port->ingress) port->ingress->advance(now);
+    port->egress->advance(now);
+  }
+}
+
+xcp::Timestamp Router::next_deadline() const {
+  xcp::Timestamp t = xcp::Timestamp::max();
+  for (const auto& port : ports_) {
+    if (port->ingress) t = std::min(t, port->ingress->next_deadline());
+    t = std::min(t, port->egress->next_deadline());
+  }
+  return t;
+}
+
+nlohmann::json Router::stats_json() const {
+  nlohmann::json ports = nlohmann::json::object();
+  for (const auto& port : ports_) {
+    const PortCounters& c = port->counters;
+    ports[port->config.name] = {
+        {"ifname", port->config.ifname},
+        {"mac", port->config.mac->to_string()},
+        {"ipv4", ipv4_to_string(port->config.ipv4.addr) + "/" + std::to_string(port->config.ipv4.len)},
+        {"rx_packets", c.rx_packets},
+        {"rx_bytes", c.rx_bytes},
+        {"tx_packets", c.tx_packets},
+        {"tx_bytes", c.tx_bytes},
+        {"drops",
+         {{"malformed", c.drops_malformed},
+          {"non_ipv4", c.drops_non_ipv4},
+          {"ttl", c.drops_ttl},
+          {"no_route", c.drops_no_route},
+          {"not_for_us", c.drops_not_for_us},
+          {"local", c.drops_local}}},
+        {"xcp_shim_malformed", c.xcp_shim_malformed},
+        {"icmp_echo_replies", c.icmp_echo_replies},
+        {"egress", port->egress->stats_json()},
+        {"ingress", port->ingress ? port->ingress->stats_json() : nlohmann::json(nullptr)},
+    };
+  }
+  return {{"ports", std::move(ports)}, {"xcp_address", ipv4_to_string(xcp_address_)}};
+}
+
+}  // namespace xcprouter

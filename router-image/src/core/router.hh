@@ -1,0 +1,115 @@
+// One emulated router: its ports' link emulation (optional ingress link,
+// egress link), the route table, and the forwarding stage between them.
+//
+//   receive(port) -> parse -> [ingress link] -> forward: local? / route /
+//   TTL-1 -> egress link of the output port -> transmit sink of that port
+//
+// Sockets are outside: the engine calls receive() with frames it read and
+// gives one transmit sink per port, so the whole router runs under a fake
+// clock in tests. Nothing on this path throws or logs: every drop is counted.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/link.hh"
+#include "core/route_table.hh"
+#include "core/router_config.hh"
+
+namespace xcprouter {
+
+struct PortCounters {
+  uint64_t rx_packets = 0, rx_bytes = 0;  // frames received (Ethernet bytes)
+  uint64_t tx_packets = 0, tx_bytes = 0;  // frames handed to the transmit sink
+  uint64_t drops_malformed = 0, drops_non_ipv4 = 0, drops_ttl = 0, drops_no_route = 0;
+  uint64_t drops_not_for_us = 0, drops_local = 0;
+  uint64_t xcp_shim_malformed = 0;  // forwarded as non-XCP (PROTOCOL.md §1)
+  uint64_t icmp_echo_replies = 0;
+};
+
+class Router {
+ public:
+  // `config.ports[i].mac` must be resolved. `tx[i]` transmits frames of port
+  // i. `first_port_index` is this router's first port's index in the whole
+  // config (random stream numbering, CONFIG.md).
+  Router(const RouterConfig& config, uint64_t seed, uint64_t first_port_index, std::vector<PacketSink*> tx);
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  const std::string& name() const { return name_; }
+  size_t port_count() const { return ports_.size(); }
+  const std::string& port_name(size_t i) const { return ports_[i]->config.name; }
+  // -1 when unknown.
+  int find_port(const std::string& name) const;
+
+  // A frame received on port `port` at `now`; `for_us` is false for frames
+  // the NIC saw addressed elsewhere (PACKET_OTHERHOST/BROADCAST/MULTICAST).
+  void receive(uint16_t port, PacketPtr p, xcp::Timestamp now, bool for_us = true);
+
+  // Runs every link's events due by `now`.
+  void advance(xcp::Timestamp now);
+  xcp::Timestamp next_deadline() const;
+
+  Link& egress(size_t port) { return *ports_[port]->egress; }
+  Link* ingress(size_t port) { return ports_[port]->ingress.get(); }
+  const Link& egress(size_t port) const { return *ports_[port]->egress; }
+  const Link* ingress(size_t port) const { return ports_[port]->ingress.get(); }
+  const PortCounters& counters(size_t port) const { return ports_[port]->counters; }
+  void set_lateness_threshold(xcp::Duration d);
+
+  // {"ports": {name: {...}}} as CONTROL.md's stats describes.
+  nlohmann::json stats_json() const;
+
+ private:
+  struct Port;
+  // Ingress link exit -> forwarding stage.
+  class ForwardStage final : public PacketSink {
+   public:
+    ForwardStage(Router& r, uint16_t port) : router_(r), port_(port) {}
+    void deliver(PacketPtr p, xcp::Timestamp at) override { router_.forward(port_, std::move(p), at); }
+
+   private:
+    Router& router_;
+    uint16_t port_;
+  };
+  // Egress link exit -> port transmit sink, counting.
+  class TransmitStage final : public PacketSink {
+   public:
+    TransmitStage(PacketSink& tx, PortCounters& c) : tx_(tx), counters_(c) {}
+    void deliver(PacketPtr p, xcp::Timestamp at) override {
+      ++counters_.tx_packets;
+      counters_.tx_bytes += p->frame_len;
+      tx_.deliver(std::move(p), at);
+    }
+
+   private:
+    PacketSink& tx_;
+    PortCounters& counters_;
+  };
+  struct Port {
+    PortConfig config;
+    PortCounters counters;
+    std::unique_ptr<ForwardStage> forward_stage;
+    std::unique_ptr<TransmitStage> transmit_stage;
+    std::unique_ptr<Link> ingress;  // may be null
+    std::unique_ptr<Link> egress;
+  };
+
+  void forward(uint16_t in_port, PacketPtr p, xcp::Timestamp now);
+  // Sends `p` out of the route for its destination (MACs rewritten).
+  // Returns false (counted no_route on `in_port`) when there is none.
+  bool route_out(uint16_t in_port, PacketPtr& p, xcp::Timestamp now);
+  bool is_local_address(uint32_t addr) const;
+  void answer_echo(uint16_t in_port, PacketPtr p, xcp::Timestamp now);
+
+  std::string name_;
+  uint32_t xcp_address_;
+  std::vector<std::unique_ptr<Port>> ports_;
+  RouteTable routes_;
+};
+
+}  // namespace xcprouter

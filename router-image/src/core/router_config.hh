@@ -1,0 +1,59 @@
+// Typed engine configuration, parsed once at the edge (control/config_loader)
+// from the JSON schema in router-image/CONFIG.md. Algorithms never parse text.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/loss_model.hh"
+#include "util/net_address.hh"
+#include "xcp/units.hh"
+
+namespace xcprouter {
+
+struct LinkConfig {
+  uint64_t capacity_bps = 0;
+  xcp::Duration delay = xcp::Duration::zero();
+  nlohmann::json queue;  // handed verbatim to make_qdisc()
+  LossConfig loss;
+  bool up = true;
+  xcp::Rate capacity() const { return xcp::Rate::bits_per_second(static_cast<double>(capacity_bps)); }
+};
+
+struct PortConfig {
+  std::string name;
+  std::string ifname;
+  std::optional<MacAddress> mac;  // resolved from the interface when absent
+  Ipv4Prefix ipv4;                // the port's own address (host bits kept)
+  LinkConfig egress;
+  std::optional<LinkConfig> ingress;
+};
+
+struct RouteConfig {
+  Ipv4Prefix prefix;
+  uint16_t port = 0;  // index into RouterConfig::ports
+  MacAddress next_hop_mac;
+};
+
+struct RouterConfig {
+  std::string name;
+  std::string netns;  // empty: the engine's own namespace
+  uint32_t xcp_address = 0;
+  std::vector<PortConfig> ports;
+  std::vector<RouteConfig> routes;
+};
+
+struct EngineConfig {
+  std::string run;
+  uint64_t seed = 0;
+  std::string control_socket;
+  bool busy_poll = false;
+  xcp::Duration lateness_threshold = xcp::Duration::microseconds(100);
+  std::vector<RouterConfig> routers;
+};
+
+}  // namespace xcprouter
