@@ -12,7 +12,7 @@ from typing import Any
 
 from orchestrator.analysis.metrics_io import load_metrics
 from orchestrator.analysis.plots import plot_run
-from orchestrator.analysis.summary import build_summary, json_safe
+from orchestrator.analysis.summary import STATUSES, build_summary, json_safe
 
 
 def finalize_run(run_dir: Path, *, status: str, timings: dict[str, Any],
@@ -24,14 +24,35 @@ def finalize_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     influx_points_dropped); they never overwrite a computed key.
     """
     run_dir = Path(run_dir)
-    summary = build_summary(run_dir, status=status, timings=timings, extra=extra)
+    try:
+        summary = build_summary(run_dir, status=status, timings=timings, extra=extra)
+    except Exception as e:  # the run keeps a summary saying what failed
+        if status not in STATUSES:
+            raise
+        summary = _fallback(run_dir, status, timings, extra, e)
     try:
         m = load_metrics(run_dir)
         plots = plot_run(m.link, m.flow, run_dir / "plots")
         summary["plots"] = [str(p.relative_to(run_dir)) for p in plots]
     except Exception as e:  # noqa: BLE001 — a figure must never cost the run its summary
         summary["plots"] = []
-        summary["fidelity"]["problems"].append(f"plots could not be drawn: {e!r}")
+        summary.setdefault("analysis_errors", []).append(f"plots could not be drawn: {e!r}")
     summary = json_safe(summary)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+    text = json.dumps(summary, indent=2, default=str)  # default: extras like Paths
+    (run_dir / "summary.json").write_text(text + "\n")
+    return json.loads(text)
+
+
+def _fallback(run_dir: Path, status: str, timings: dict[str, Any],
+              extra: dict[str, Any] | None, error: Exception) -> dict[str, Any]:
+    """The public keys with what is known, and the analysis failure as a fidelity problem."""
+    summary: dict[str, Any] = {
+        "run": run_dir.name, "experiment": run_dir.name, "status": status,
+        "duration_s": float(timings.get("run_s") or 0.0), "flows": {}, "links": {},
+        "expectations": [],
+        "fidelity": {"ok": False, "problems": [f"analysis failed: {error!r}"]},
+        "timings": {k: timings.get(k) for k in ("deploy_s", "run_s", "teardown_s")},
+    }
+    for key, value in (extra or {}).items():
+        summary.setdefault(key, value)
     return summary

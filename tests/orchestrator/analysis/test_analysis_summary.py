@@ -85,3 +85,13 @@ def test_bad_status_is_refused(make_run):
 def test_nan_helper_is_total():
     from orchestrator.analysis.summary import json_safe
     assert json_safe({"a": [math.nan, math.inf, 1.0]}) == {"a": [None, None, 1.0]}
+
+
+def test_broken_input_still_leaves_a_summary_naming_the_failure(make_run):
+    run = make_run()
+    (run / "resolved.json").write_text("{not json")
+    s = finalize_run(run, status="failed", timings={"run_s": 3.0}, extra={"error": "boom"})
+    assert s["status"] == "failed" and s["error"] == "boom"
+    assert s["fidelity"]["ok"] is False
+    assert "resolved.json: not valid JSON" in s["fidelity"]["problems"][0]
+    assert json.loads((run / "summary.json").read_text())["status"] == "failed"
