@@ -1,0 +1,65 @@
+"""`xcplab sweep SPEC --param path=v1,v2 [--param ...] [--repeat N] [--out DIR]`.
+
+One run per combination × repetition (distinct seed per repetition), then
+`DIR/<sweep-id>/sweep.csv` and `sweep.png`. The last line printed is the sweep
+directory. Exit 0 when every run completed, 1 otherwise, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from orchestrator.errors import XcplabError
+from orchestrator.sweep.grid import Point, parse_param
+from orchestrator.sweep.run import run_sweep
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sweep", help="run a parameter grid (with repetitions); CSV table + plot")
+    p.add_argument("spec", help="experiment spec (YAML)")
+    p.add_argument("--param", action="append", default=[], metavar="PATH=V1,V2,...",
+                   help="spec path (as --set takes it) and its values, e.g. "
+                        "links[bottleneck].loss=0.1%%,1%%; repeat for a grid")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="repetitions per combination, each with its own seed (spec seed + i)")
+    p.add_argument("--out", default="runs", help="directory receiving <sweep-id>/")
+    p.add_argument("--backend", default="netns")
+    p.add_argument("--backend-opt", dest="backend_opts", action="append", default=[],
+                   metavar="KEY=VALUE")
+    p.add_argument("--influx", metavar="URL")
+    p.set_defaults(func=sweep)
+
+
+def sweep(args: argparse.Namespace) -> int:
+    if not args.param:
+        raise XcplabError("sweep: give at least one --param PATH=V1,V2,...")
+    params = [parse_param(p) for p in args.param]
+    opts = {}
+    for pair in args.backend_opts:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise XcplabError(f"--backend-opt {pair!r}: expected KEY=VALUE")
+        opts[key.strip()] = value.strip()
+    console = Console(stderr=True)
+
+    def on_point(p: Point, total: int) -> None:
+        sets = " ".join(p.overrides)
+        console.print(f"[{p.index + 1}/{total}] {sets}", highlight=False)
+
+    def on_result(row: dict) -> None:
+        extra = f" ({row['error']})" if row.get("error") else ""
+        console.print(f"    {row['status']}: {row.get('run_id') or '-'}{extra}", highlight=False)
+
+    res = run_sweep(Path(args.spec), params, args.repeat, Path(args.out),
+                    backend=args.backend, backend_options=opts, influx_url=args.influx,
+                    on_point=on_point, on_result=on_result)
+    done = sum(1 for r in res.rows if r["status"] == "completed")
+    console.print(f"{done}/{len(res.rows)} runs completed; table {res.table}"
+                  + (f", plot {res.plot}" if res.plot else ""), highlight=False)
+    print(res.directory)
+    if res.interrupted:
+        return 130
+    return 0 if res.rows and done == len(res.rows) else 1

@@ -1,0 +1,1 @@
+"""Parameter sweeps: a grid of spec overrides × repetitions, one run each, a table and a plot."""

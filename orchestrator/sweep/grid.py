@@ -1,0 +1,69 @@
+"""Pure grid expansion: `--param path=v1,v2` options × repetitions → run points.
+
+The first parameter varies slowest (itertools.product order), repetitions
+fastest, so a table reads naturally and the order is deterministic. Each
+repetition gets its own seed, base_seed + repetition, unless a parameter
+sets `seed` itself; the seed is recorded in every point.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from orchestrator.errors import XcplabError
+
+
+@dataclass(frozen=True)
+class Param:
+    path: str            # dotted spec path, as `--set` takes it
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    index: int                     # 0-based position in the sweep
+    params: tuple[tuple[str, str], ...]  # (path, value) in --param order
+    repetition: int                # 0-based
+    seed: int | None               # None when a parameter sets the seed
+
+    @property
+    def overrides(self) -> list[str]:
+        """`--set`-style overrides for execute_run: the parameters, then the seed."""
+        out = [f"{p}={v}" for p, v in self.params]
+        if self.seed is not None:
+            out.append(f"seed={self.seed}")
+        return out
+
+
+def parse_param(text: str) -> Param:
+    """`links[0].loss=1%,2%` → Param("links[0].loss", ("1%", "2%"))."""
+    path, sep, values = text.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise XcplabError(f"--param {text!r}: expected PATH=V1,V2,... e.g. "
+                          "links[0].capacity=10Mbps,20Mbps")
+    vals = tuple(v.strip() for v in values.split(","))
+    if not vals or any(v == "" for v in vals):
+        raise XcplabError(f"--param {text!r}: empty value in the list (write PATH=V1,V2,...)")
+    if len(set(vals)) != len(vals):
+        raise XcplabError(f"--param {text!r}: a value is listed twice")
+    return Param(path, vals)
+
+
+def expand(params: list[Param], repeat: int, base_seed: int) -> list[Point]:
+    """Every (combination × repetition) point, in a fixed order."""
+    if repeat < 1:
+        raise XcplabError(f"--repeat {repeat}: must be at least 1")
+    paths = [p.path for p in params]
+    if len(set(paths)) != len(paths):
+        raise XcplabError(f"--param: {', '.join(sorted({p for p in paths if paths.count(p) > 1}))}"
+                          " given more than once; list all its values in one --param")
+    seeded = "seed" in paths
+    points = []
+    combos = itertools.product(*(p.values for p in params)) if params else [()]
+    for combo in combos:
+        for rep in range(repeat):
+            points.append(Point(len(points), tuple(zip(paths, combo, strict=True)), rep,
+                                None if seeded else base_seed + rep))
+    return points

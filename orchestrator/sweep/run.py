@@ -1,0 +1,103 @@
+"""Runs a sweep: validates every grid point first, then one execute_run per point.
+
+Layout: `OUT/<sweep-id>/` holds every run directory (and its .tar.gz),
+`sweep.json` (the parameters, repetitions, seeds), `sweep.csv` and `sweep.png`.
+The table is rewritten after every run, so an interrupted sweep keeps what it did.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from orchestrator.errors import XcplabError
+from orchestrator.sweep.grid import Param, Point, expand
+from orchestrator.sweep.plot import plot_sweep
+from orchestrator.sweep.table import make_row, write_table
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass
+class SweepResult:
+    sweep_id: str
+    directory: Path
+    rows: list[dict[str, Any]]
+    table: Path
+    plot: Path | None
+    interrupted: bool = False
+
+
+def new_sweep_id(experiment: str, now: dt.datetime | None = None) -> str:
+    now = now or dt.datetime.now(dt.UTC)
+    name = _SAFE.sub("-", experiment).strip("-") or "sweep"
+    return f"sweep-{name}-{now.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def plan_sweep(spec_path: Path, params: list[Param], repeat: int) -> tuple[str, list[Point]]:
+    """Experiment name and the grid; every point's overrides are validated (pure, fast),
+    so a typo in a parameter fails before anything runs."""
+    from orchestrator.spec import load_spec
+
+    base = load_spec(spec_path)
+    points = expand(params, repeat, base.seed)
+    for p in points:
+        load_spec(spec_path, p.overrides)  # raises SpecError naming the bad override
+    return base.name, points
+
+
+def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, *,
+              backend: str = "netns", backend_options: dict[str, Any] | None = None,
+              influx_url: str | None = None,
+              on_point: Callable[[Point, int], None] | None = None,
+              on_result: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+    try:
+        from orchestrator.runner import execute_run
+    except ImportError as e:
+        raise XcplabError(f"the runner is not available in this build ({e})") from e
+    name, points = plan_sweep(spec_path, params, repeat)
+    sweep_id = new_sweep_id(name)
+    sdir = Path(out_dir) / sweep_id
+    sdir.mkdir(parents=True)
+    (sdir / "sweep.json").write_text(json.dumps({
+        "sweep": sweep_id, "spec": str(spec_path), "experiment": name, "repeat": repeat,
+        "params": [{"path": p.path, "values": list(p.values)} for p in params],
+        "points": [{"index": p.index, "overrides": p.overrides, "repetition": p.repetition,
+                    "seed": p.seed} for p in points],
+    }, indent=2) + "\n")
+    rows: list[dict[str, Any]] = []
+    table = sdir / "sweep.csv"
+    interrupted = False
+    for point in points:
+        if on_point:
+            on_point(point, len(points))
+        try:
+            res = execute_run(Path(spec_path), out_dir=sdir, backend=backend,
+                              influx_url=influx_url, overrides=point.overrides,
+                              backend_options=backend_options)
+            row = make_row(point, res.run_id, res.status, res.summary,
+                           (res.summary or {}).get("error"))
+        except KeyboardInterrupt:
+            interrupted = True
+            break
+        except XcplabError as e:  # this point could not start; the others still run
+            row = make_row(point, None, "error", None, str(e))
+        rows.append(row)
+        write_table(rows, table)
+        if on_result:
+            on_result(row)
+        if row["status"] == "cancelled":
+            interrupted = True
+            break
+    if not rows:
+        write_table(rows, table)
+    plot = plot_sweep(pd.DataFrame(rows), sdir / "sweep.png") if rows else None
+    return SweepResult(sweep_id, sdir, rows, table, plot, interrupted)
