@@ -86,9 +86,9 @@ def engine_rows(stats: dict[str, Any], dirs: list[PortDir], t_s: float,
     routers = stats.get("routers", {})
     for d in dirs:
         port = routers.get(d.router, {}).get("ports", {}).get(d.port)
-        if port is None:
+        link = port.get(d.stage) if port else None
+        if not link:  # no such port/stage in this engine's answer
             continue
-        link = port.get(d.stage) or {}
         cfg = link.get("config", {})
         cap = cfg.get("capacity_bps", d.capacity_bps)
         drops = link.get("drops", {})

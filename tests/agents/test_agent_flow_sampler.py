@@ -1,0 +1,58 @@
+"""Flow samples: iperf3 final JSON intervals, xcpperf live lines, sock_diag on loopback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from agents.flow_sampler import TcpDiag, XcpperfReader, iperf3_interval_rows
+
+
+def test_iperf3_intervals_become_cumulative_samples() -> None:
+    doc = {"intervals": [
+        {"streams": [{"socket": 5, "end": 0.1, "bytes": 1000, "retransmits": 1}]},
+        {"streams": [{"socket": 5, "end": 0.2, "bytes": 500, "retransmits": 0}]}]}
+    rows = iperf3_interval_rows(json.dumps(doc))
+    assert [(t, s.bytes, s.retransmits) for t, s in rows] == [(0.1, 1000, 1), (0.2, 1500, 1)]
+    assert iperf3_interval_rows("not json") == []
+
+
+def test_xcpperf_reader_keeps_latest_per_stream() -> None:
+    r = XcpperfReader()
+    r.feed('{"stream": 0, "bytes_total": 100, "cwnd_bytes": 3000, "srtt_us": 40000}')
+    r.feed('{"stream": 1, "bytes_total": 50}')
+    r.feed('{"stream": 0, "bytes_total": 400, "cwnd_bytes": 4000, "srtt_us": 41000}')
+    r.feed("garbage line")
+    snap = {s.stream: s for s in r.snapshot()}
+    assert snap["0"].bytes == 400 and snap["0"].cwnd_bytes == 4000 and snap["1"].bytes == 50
+
+
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="needs iperf3")
+def test_sock_diag_sees_a_loopback_transfer() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = subprocess.Popen(["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", str(port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    cli = subprocess.Popen(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", "2"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    diag = TcpDiag()
+    try:
+        time.sleep(0.8)
+        a = diag.streams(port)
+        time.sleep(0.3)
+        b = diag.streams(port)
+        assert len(a) == 1 and len(b) == 1  # control connection skipped
+        assert b[0].bytes > a[0].bytes > 0  # cumulative bytes_acked grows
+        assert isinstance(b[0].srtt_us, int) and b[0].cwnd_bytes > 0
+    finally:
+        diag.close()
+        for p in (cli, srv):
+            p.kill()
+            p.wait()

@@ -1,0 +1,31 @@
+"""Backends by name; bad names and options say what would be valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.backends import get_backend, names
+from orchestrator.backends.netns import NetnsBackend
+from orchestrator.errors import XcplabError
+
+
+def test_netns_is_registered() -> None:
+    assert "netns" in names() and get_backend("netns") is NetnsBackend
+
+
+def test_unknown_backend_lists_valid_names() -> None:
+    with pytest.raises(XcplabError, match=r"unknown backend 'dokcer' \(valid: .*netns"):
+        get_backend("dokcer")
+
+
+@pytest.mark.parametrize(("opts", "message"), [
+    ({"router_mode": "linux"}, "router_mode='linux' (valid: engine, kernel)"),
+    ({"engine_per": "node"}, "engine_per='node' (valid: machine, router)"),
+    ({"colour": "red"}, "unknown option 'colour' (valid: router_mode, engine_per)"),
+])
+def test_bad_options_are_refused(tmp_path: Path, opts: dict, message: str) -> None:
+    with pytest.raises(XcplabError) as e:
+        NetnsBackend(tmp_path, opts)
+    assert message in str(e.value)
