@@ -7,7 +7,7 @@ from collections.abc import Callable
 from orchestrator import units
 from orchestrator.spec.loader import PathT
 from orchestrator.spec.models import FLOW_METRICS, GROUP_METRICS, LINK_METRICS, Check, Spec
-from orchestrator.spec.resolved import RCheck
+from orchestrator.spec.resolved import RCheck, RWindow
 
 Bad = Callable[[PathT, str], None]
 
@@ -62,11 +62,11 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad) -> list[RCheck]:
         if m in FLOW_METRICS and (c.flow is None) == (c.flows is None):
             bad(path, f"metric {m} needs flow: ID or flows: [IDs] (their sum), one of them")
             ok = False
-        if m in LINK_METRICS and c.link is None:
+        if m in LINK_METRICS and c.link is None and not m.startswith("drops"):
             bad(path, f"metric {m} needs link: LINK_ID (and optionally direction)")
             ok = False
-        if m == "jain" and (c.flows is None or len(c.flows) < 2):
-            bad(path, "metric jain needs flows: [at least two flow ids]")
+        if m == "jain" and c.flows is not None and len(c.flows) < 2:
+            bad((*path, "flows"), "metric jain needs at least two flows (or no flows: = all)")
             ok = False
         if m == "ratio" and (c.flows is None or len(c.flows) != 2):
             bad(path, "metric ratio needs flows: [numerator, denominator]")
@@ -74,9 +74,10 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad) -> list[RCheck]:
         if m in GROUP_METRICS and c.flow is not None:
             bad((*path, "flow"), f"metric {m} takes flows: [...], not flow")
             ok = False
-        if c.relative_to == "capacity" and (c.link is None or m not in ("throughput", "bytes")):
-            bad((*path, "relative_to"), "relative_to: capacity needs metric throughput or "
-                "bytes and link: LINK_ID (value is then a fraction of capacity, x time for bytes)")
+        if c.relative_to == "capacity" and m not in ("throughput", "bytes"):
+            bad((*path, "relative_to"), "relative_to: capacity applies to metric throughput or "
+                "bytes (value is then a fraction of the capacity of link:, or of the flow's "
+                "bottleneck; x time for bytes)")
             ok = False
         if c.direction is not None and c.link is None:
             bad((*path, "direction"), "direction needs link: LINK_ID")
@@ -94,8 +95,8 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad) -> list[RCheck]:
             ok = False
         names.add(name)
         if ok and value is not None:
+            window = None if c.window is None else RWindow(start=w0, stop=w1)
             out.append(RCheck(name=name, metric=m, flow=c.flow, flows=c.flows, link=c.link,
                               direction=c.direction, op=c.op, value=value,
-                              relative_to=c.relative_to, start_s=w0, stop_s=w1,
-                              paper=c.paper))
+                              relative_to=c.relative_to, window=window, paper=c.paper))
     return out

@@ -39,7 +39,12 @@ class Lines:
                 return self.by_path[prefix]
         return None
 
+    def from_override(self, path: PathT) -> bool:
+        return any(path[:n] in self.overridden for n in range(len(path) + 1))
+
     def problem(self, path: PathT, reason: str) -> SpecProblem:
+        if self.from_override(path):
+            reason += " (value from --set)"
         return SpecProblem(self.file, self.line(path), format_path(path), reason)
 
 

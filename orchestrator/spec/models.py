@@ -246,10 +246,13 @@ class Window(Strict):
 class Check(Strict):
     """One expectation (issue 6). Parsed and validated here; evaluated by the analysis.
 
-    Value units: throughput bit/s (or a fraction with `relative_to: capacity`),
-    bytes bytes, srtt/convergence_time seconds, utilization/jain/ratio a
-    fraction, drops/retransmits counts, queues packets, cwnd bytes. Strings with
-    units (`25Mbps`, `95%`, `2s`, `200MB`) are accepted and converted.
+    Value units: throughput bit/s (or a fraction with `relative_to: capacity`:
+    of `link`'s capacity, or of the flow's bottleneck without link), bytes bytes,
+    srtt/convergence_time seconds, utilization/jain/ratio a fraction,
+    drops/retransmits counts, queues packets, cwnd bytes. Strings with units
+    (`25Mbps`, `95%`, `2s`, `200MB`) are accepted and converted. `jain` without
+    flows covers all flows; drops without link count every link. Semantics of
+    each metric: orchestrator/analysis/expectations.py.
     """
 
     name: str | None = None

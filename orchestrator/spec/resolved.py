@@ -102,6 +102,11 @@ class REvent(Frozen):
     note: str | None = None
 
 
+class RWindow(Frozen):
+    start: float = 0.0  # seconds from the start of the run
+    stop: float | None = None  # None = end of run
+
+
 class RCheck(Frozen):
     """An expectation; `value` in SI units (see orchestrator.spec.models.Check)."""
 
@@ -114,8 +119,7 @@ class RCheck(Frozen):
     op: Literal[">=", "<=", ">", "<", "=="]
     value: float
     relative_to: Literal["capacity"] | None = None
-    start_s: float = 0.0
-    stop_s: float | None = None
+    window: RWindow | None = None  # None = the whole run
     paper: str | None = None
 
 
