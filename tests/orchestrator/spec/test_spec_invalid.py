@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from spec_cases import BASE, edit
 
 from orchestrator.errors import SpecError
 from orchestrator.spec import load_spec_text
-from spec_cases import BASE, edit
 
 F = "spec.yaml"
 H1 = "  h1: {role: host}\n"
@@ -16,20 +16,20 @@ FLOW = "  - {id: f1, src: h1, dst: h2}\n"
 CASES = [
     ("unit typo",
      edit(("capacity: 5Mbps", "capacity: 5Mbs")),
-     [f"{F}:10: links[1].capacity: '5Mbs': unknown rate unit 'Mbs'; valid units: bps, kbps, "
-      "Mbps, Gbps (also Mb/s, Mbit/s), e.g. 30Mbps"]),
+     [(f"{F}:10: links[1].capacity: '5Mbs': unknown rate unit 'Mbs'; valid units: bps, kbps, "
+      "Mbps, Gbps (also Mb/s, Mbit/s), e.g. 30Mbps")]),
     ("bare number",
      edit(("duration: 10s", "duration: 10")),
-     [f"{F}:2: duration: 10 has no unit; a duration needs one: 10s (valid units: ns, us, ms, "
-      "s, min, e.g. 10ms or 20s)"]),
+     [(f"{F}:2: duration: 10 has no unit; a duration needs one: 10s (valid units: ns, us, ms, "
+      "s, min, e.g. 10ms or 20s)")]),
     ("unknown key lists valid keys",
      edit(("delay: 10ms}", "delay: 10ms, colour: red}")),
-     [f"{F}:10: links[1].colour: unknown key 'colour'; valid keys: capacity, delay, buffer, "
-      "loss, queue, up, id, a, b, chain, a_to_b, b_to_a"]),
+     [(f"{F}:10: links[1].colour: unknown key 'colour'; valid keys: capacity, delay, buffer, "
+      "loss, queue, up, id, a, b, chain, a_to_b, b_to_a")]),
     ("unknown top-level key",
      "durration: 5s\n" + BASE,
-     [f"{F}:1: durration: unknown key 'durration'; valid keys: name, description, duration, "
-      "seed, metrics_interval, scale, defaults, nodes, links, flows, timeline, expect"]),
+     [(f"{F}:1: durration: unknown key 'durration'; valid keys: name, description, duration, "
+      "seed, metrics_interval, scale, defaults, nodes, links, flows, timeline, expect")]),
     ("missing required",
      edit(("duration: 10s\n", "")),
      [f"{F}:1: duration: required key missing"]),
@@ -51,8 +51,8 @@ CASES = [
      [f"{F}:8: nodes.r3: node 'r3' has no link"]),
     ("host-host link",
      edit((L0, L0 + "  - {a: h1, b: h2, capacity: 1Mbps}\n")),
-     [f"{F}:10: links[1]: h1 and h2 are both hosts: every link direction is emulated by a "
-      "router engine, so put a router between them"]),
+     [(f"{F}:10: links[1]: h1 and h2 are both hosts: every link direction is emulated by a "
+      "router engine, so put a router between them")]),
     ("duplicate flow id",
      edit((FLOW, FLOW + "  - {id: f1, src: h2, dst: h1}\n")),
      [f"{F}:14: flows[1].id: duplicate flow id 'f1' (first at line 13)"]),
@@ -64,15 +64,15 @@ CASES = [
      [f"{F}:13: flows[0].dst: 'r2' is a router; flows run between hosts: h1, h2"]),
     ("disconnected flow",
      edit(("  - {a: r2, b: h2, capacity: 10Mbps, delay: 5ms}\n",
-           "  - {a: r2, b: h3, capacity: 10Mbps, delay: 5ms}\n"
-           "  - {a: h2, b: r3, capacity: 10Mbps}\n"),
-          ("  r2: {role: router}\n", "  r2: {role: router}\n  r3: {role: router}\n"
-                                     "  h3: {role: host}\n")),
+           ("  - {a: r2, b: h3, capacity: 10Mbps, delay: 5ms}\n"
+           "  - {a: h2, b: r3, capacity: 10Mbps}\n")),
+          ("  r2: {role: router}\n", ("  r2: {role: router}\n  r3: {role: router}\n"
+                                     "  h3: {role: host}\n"))),
      [f"{F}:16: flows[0]: no path from h1 to h2 through routers (the flow is disconnected)"]),
     ("missing capacity",
      edit(("{a: h1, b: r1, capacity: 10Mbps, delay: 5ms}", "{a: h1, b: r1, delay: 5ms}")),
-     [f"{F}:9: links[0].capacity: capacity missing: set it on the link, in a_to_b/b_to_a or "
-      "in defaults.link (e.g. capacity: 30Mbps)"] * 2),
+     [(f"{F}:9: links[0].capacity: capacity missing: set it on the link, in a_to_b/b_to_a or "
+      "in defaults.link (e.g. capacity: 30Mbps)")] * 2),
     ("stop after duration",
      edit((FLOW, "  - {id: f1, src: h1, dst: h2, stop: 11s}\n")),
      [f"{F}:13: flows[0].stop: stop 11s must be after start 0s and at most duration 10s"]),
@@ -81,8 +81,8 @@ CASES = [
      [f"{F}:13: flows[0]: give stop or size, not both"]),
     ("cc on xcp",
      edit((FLOW, "  - {id: f1, src: h1, dst: h2, cc: bbr}\n")),
-     [f"{F}:13: flows[0].cc: cc is for proto tcp (kernel TCP via iperf3); xcp is chosen by "
-      "proto: xcp, newreno, hstcp"]),
+     [(f"{F}:13: flows[0].cc: cc is for proto tcp (kernel TCP via iperf3); xcp is chosen by "
+      "proto: xcp, newreno, hstcp")]),
     ("unknown cc",
      edit((FLOW, "  - {id: f1, proto: tcp, src: h1, dst: h2, cc: vegas}\n")),
      [f"{F}:13: flows[0].cc: 'vegas' is not valid; valid: reno, cubic or bbr"]),
@@ -101,15 +101,15 @@ CASES = [
       f"{F}:15: timeline[0].link_down: unknown link 'edge'; links: h1-r1, core, r2-h2"]),
     ("timeline two actions",
      BASE + "timeline:\n  - {at: 2s, link_down: core, link_up: core}\n",
-     [f"{F}:15: timeline[0]: an event needs exactly one action of set_link, link_down, "
-      "link_up, flow_start, flow_stop; got link_down, link_up"]),
+     [(f"{F}:15: timeline[0]: an event needs exactly one action of set_link, link_down, "
+      "link_up, flow_start, flow_stop; got link_down, link_up")]),
     ("timeline unknown flow",
      BASE + "timeline:\n  - {at: 2s, flow_stop: [f1, f9]}\n",
      [f"{F}:15: timeline[0].flow_stop[1]: unknown flow 'f9'; flows: f1"]),
     ("set_link with nothing to set",
      BASE + "timeline:\n  - {at: 2s, set_link: {link: core}}\n",
-     [f"{F}:15: timeline[0].set_link: nothing to set: give at least one of capacity, delay, "
-      "buffer, loss, up"]),
+     [(f"{F}:15: timeline[0].set_link: nothing to set: give at least one of capacity, delay, "
+      "buffer, loss, up")]),
     ("expect unknown flow and missing target",
      BASE + "expect:\n  - {metric: throughput, flow: f2, op: '>=', value: 1Mbps}\n"
             "  - {metric: utilization, op: '>=', value: 0.9}\n",
@@ -117,17 +117,17 @@ CASES = [
       f"{F}:16: expect[1]: metric utilization needs link: LINK_ID (and optionally direction)"]),
     ("expect bad metric",
      BASE + "expect:\n  - {metric: goodput, flow: f1, op: '>=', value: 1}\n",
-     [f"{F}:15: expect[0].metric: 'goodput' is not valid; valid: throughput, bytes, "
+     [(f"{F}:15: expect[0].metric: 'goodput' is not valid; valid: throughput, bytes, "
       "retransmits, srtt, cwnd, convergence_time, utilization, drops, drops_queue, drops_loss, "
-      "mean_queue, max_queue, jain or ratio"]),
+      "mean_queue, max_queue, jain or ratio")]),
     ("expect value unit mismatch",
      BASE + "expect:\n  - {metric: throughput, flow: f1, op: '>=', value: 5ms}\n",
-     [f"{F}:15: expect[0].value: '5ms': unknown rate unit 'ms'; valid units: bps, kbps, Mbps, "
-      "Gbps (also Mb/s, Mbit/s), e.g. 30Mbps (metric throughput)"]),
+     [(f"{F}:15: expect[0].value: '5ms': unknown rate unit 'ms'; valid units: bps, kbps, Mbps, "
+      "Gbps (also Mb/s, Mbit/s), e.g. 30Mbps (metric throughput)")]),
     ("bad node name",
      edit((H1, "  h 1: {role: host}\n")),
-     [f"{F}:4: nodes.h 1: 'h 1' is not a valid name: start with a letter, then letters, "
-      "digits, '_' or '-', at most 24 characters"]),
+     [(f"{F}:4: nodes.h 1: 'h 1' is not a valid name: start with a letter, then letters, "
+      "digits, '_' or '-', at most 24 characters")]),
     ("duplicate yaml key",
      edit((H1, H1 + H1)),
      None),  # checked separately below: ruamel's text

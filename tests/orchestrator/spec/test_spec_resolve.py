@@ -109,8 +109,8 @@ def test_timeline_flow_events_set_start_and_stop() -> None:
 
 
 def test_size_limited_flow_has_no_stop() -> None:
-    r = load_spec_text(edit(("{id: f1, src: h1, dst: h2}", "{id: f1, src: h1, dst: h2, "
-                                                           "size: 2MB, start: 1s}")))
+    r = load_spec_text(edit(("{id: f1, src: h1, dst: h2}", ("{id: f1, src: h1, dst: h2, "
+                                                           "size: 2MB, start: 1s}"))))
     assert (r.flow("f1").size_bytes, r.flow("f1").stop_s) == (2_000_000, None)
 
 
@@ -144,12 +144,12 @@ def test_overrides(override: str, check: object) -> None:
 
 @pytest.mark.parametrize(("override", "message"), [
     ("links[9].capacity=1Mbps", "--set: links[9].capacity=1Mbps: links has no item [9] (3 items)"),
-    ("links[edge].delay=1ms", "--set: links[edge].delay=1ms: no item with id 'edge' in links "
-                              "(ids: h1-r1, core, r2-h2)"),
-    ("duration", "--set: duration: expected path=value, e.g. duration=5s or "
-                 "links[0].capacity=10Mbps"),
-    ("duration=5", "spec.yaml: duration: 5 has no unit; a duration needs one: 5s (valid units: "
-                   "ns, us, ms, s, min, e.g. 10ms or 20s) (value from --set)"),
+    ("links[edge].delay=1ms", ("--set: links[edge].delay=1ms: no item with id 'edge' in links "
+                              "(ids: h1-r1, core, r2-h2)")),
+    ("duration", ("--set: duration: expected path=value, e.g. duration=5s or "
+                 "links[0].capacity=10Mbps")),
+    ("duration=5", ("spec.yaml: duration: 5 has no unit; a duration needs one: 5s (valid units: "
+                   "ns, us, ms, s, min, e.g. 10ms or 20s) (value from --set)")),
 ])
 def test_bad_overrides(override: str, message: str) -> None:
     with pytest.raises(SpecError) as e:

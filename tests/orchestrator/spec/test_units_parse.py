@@ -18,15 +18,15 @@ def test_rates(text: str, bps: int) -> None:
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("30Mbs", "'30Mbs': unknown rate unit 'Mbs'; valid units: bps, kbps, Mbps, Gbps "
-              "(also Mb/s, Mbit/s), e.g. 30Mbps"),
-    ("30MBps", "'30MBps' is a byte rate; rates are in bits: valid units bps, kbps, Mbps, Gbps "
-               "(also Mb/s, Mbit/s), e.g. 30Mbps"),
-    (30, "30 has no unit; a rate needs one: 30Mbps (valid units: bps, kbps, Mbps, Gbps "
-         "(also Mb/s, Mbit/s), e.g. 30Mbps)"),
+    ("30Mbs", ("'30Mbs': unknown rate unit 'Mbs'; valid units: bps, kbps, Mbps, Gbps "
+              "(also Mb/s, Mbit/s), e.g. 30Mbps")),
+    ("30MBps", ("'30MBps' is a byte rate; rates are in bits: valid units bps, kbps, Mbps, Gbps "
+               "(also Mb/s, Mbit/s), e.g. 30Mbps")),
+    (30, ("30 has no unit; a rate needs one: 30Mbps (valid units: bps, kbps, Mbps, Gbps "
+         "(also Mb/s, Mbit/s), e.g. 30Mbps)")),
     ("0Mbps", "'0Mbps': a rate must be > 0"),
-    ("fast", "'fast' is not a rate: write a number and a unit (bps, kbps, Mbps, Gbps "
-             "(also Mb/s, Mbit/s), e.g. 30Mbps)"),
+    ("fast", ("'fast' is not a rate: write a number and a unit (bps, kbps, Mbps, Gbps "
+             "(also Mb/s, Mbit/s), e.g. 30Mbps)")),
     (True, "expected a rate such as 30Mbps, got True"),
 ])
 def test_rate_errors(value: object, message: str) -> None:
@@ -78,8 +78,8 @@ def test_buffers(text: str, buf: Buffer) -> None:
 @pytest.mark.parametrize(("value", "fragment"), [
     ("1.5pkts", "a packet count must be a whole number >= 1"),
     ("0BDP", "a BDP fraction must be > 0"),
-    ("10frames", "unknown buffer unit 'frames'; valid: packets (100pkts), bytes (64KB, 1MiB) "
-                 "or a fraction of the path BDP (0.5BDP)"),
+    ("10frames", ("unknown buffer unit 'frames'; valid: packets (100pkts), bytes (64KB, 1MiB) "
+                 "or a fraction of the path BDP (0.5BDP)")),
     (100, "100 has no unit; a buffer needs one: 100pkts"),
     ("64kb", "reads as bits"),
 ])
