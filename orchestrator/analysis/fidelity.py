@@ -21,6 +21,9 @@ class Thresholds:
     # its capacity; 5 % allows one 1500 B packet per 100 ms interval at 2.4 Mb/s
     # plus a few ms of sampling jitter.
     rate_tolerance: float = 0.05
+    # One interval may look fast when a sample is taken a few ms late; 25 % over
+    # capacity in more than 1 interval in 20 is not jitter.
+    over_capacity_tolerance: float = 0.25
     # Fewer saturated intervals than this say nothing about the achieved rate.
     min_saturated_intervals: int = 5
     # The runner plays the timeline with millisecond accuracy; an engine timer
@@ -44,6 +47,7 @@ def check_link_rates(link_df: pd.DataFrame, th: Thresholds) -> list[str]:
     problems = []
     for name, df in link_df.groupby("link", sort=True):
         iv = interval_rates(link_series(df))
+        problems += _over_capacity(str(name), iv, th)
         sat = iv[(iv["queue_start"] > 0) & (iv["queue_end"] > 0) & (iv["capacity_bps"] > 0)]
         if len(sat) < th.min_saturated_intervals:
             continue
@@ -56,6 +60,22 @@ def check_link_rates(link_df: pd.DataFrame, th: Thresholds) -> list[str]:
                 f"({len(sat)} intervals) but is configured at {configured / 1e6:.2f} Mb/s "
                 f"({err:+.1%}, tolerance ±{th.rate_tolerance:.0%})")
     return problems
+
+
+def _over_capacity(name: str, iv: pd.DataFrame, th: Thresholds) -> list[str]:
+    """A link that sent faster than its capacity was not emulated (or its counters are wrong)."""
+    iv = iv[iv["capacity_bps"] > 0]
+    if iv.empty:
+        return []
+    carry = float((iv["capacity_bps"] * iv["dt"]).sum()) / 8
+    overall = float(iv["tx"].sum()) / carry
+    over = iv[iv["utilization"] > 1 + th.over_capacity_tolerance]
+    if overall <= 1 + th.rate_tolerance and len(over) <= max(1, len(iv) // 20):
+        return []
+    return [(f"link {name}: sent {overall:.2f}× its capacity over the run and faster than "
+            f"{1 + th.over_capacity_tolerance:.2f}× capacity in {len(over)} of {len(iv)} "
+            f"intervals (peak {float(iv['utilization'].max()):.2f}×): the link is not "
+            "emulated at its configured rate")]
 
 
 def check_engines(engine_df: pd.DataFrame, th: Thresholds) -> list[str]:

@@ -55,3 +55,10 @@ def test_loss_set_on_the_timeline_is_not_a_problem(make_run):
 def test_sampling_gap_is_flagged(make_run):
     found = problems(make_run(gap_at=5.0))
     assert any("link.csv: 1 sampling gaps" in p and "longest 1.10 s" in p for p in found)
+
+
+def test_link_faster_than_its_capacity_is_not_emulated(make_run):
+    # e.g. kernel forwarding routers: the "30 Mb/s" link carries 60 Mb/s
+    found = problems(make_run(achieved_factor=2.0))
+    assert any("sent" in p and "its capacity over the run" in p and "not emulated" in p
+               for p in found)
