@@ -13,7 +13,8 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
 from orchestrator.errors import SpecError, SpecProblem
@@ -100,6 +101,13 @@ def load_yaml(text: str, file: str) -> tuple[Any, Lines]:
         line = mark.line + 1 if mark else None
         raise SpecError([SpecProblem(file, line, "(yaml)",
                                      f"not valid YAML: {e.problem or e.context}")]) from e
+    except ReaderError as e:  # bytes YAML does not allow (NUL, control characters)
+        line = text[:max(e.position, 0)].count("\n") + 1
+        raise SpecError([SpecProblem(file, line, "(yaml)",
+                                     f"not valid YAML: character {e.character!r} is not "
+                                     "allowed")]) from e
+    except YAMLError as e:
+        raise SpecError([SpecProblem(file, None, "(yaml)", f"not valid YAML: {e}")]) from e
     lines.by_path[()] = 1
     data = _plain(doc, (), lines)
     if not isinstance(data, dict):

@@ -20,8 +20,8 @@ SCHEMA_ID = "https://xcplab.invalid/schema/xcplab-spec.schema.json"
 
 def spec_schema() -> dict[str, Any]:
     schema = Spec.model_json_schema(mode="validation")
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
-            "title": "xcplab experiment spec", **schema}
+    return {**schema, "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": SCHEMA_ID, "title": "xcplab experiment spec"}
 
 
 def schema_text() -> str:
