@@ -64,7 +64,13 @@ size_t Connection::write(std::span<const uint8_t> data) {
   return n;
 }
 
-void Connection::close() { fin_queued_ = true; }
+void Connection::close(bool discard_unsent) {
+  if (discard_unsent && !fin_queued_ && board_.snd_nxt() < write_end_) {
+    write_end_ = std::max(board_.snd_nxt(), send_buf_.base_offset());
+    send_buf_.truncate(write_end_);
+  }
+  fin_queued_ = true;
+}
 
 void Connection::abort(xcp::Timestamp now, ConnError err) {
   if (done()) return;

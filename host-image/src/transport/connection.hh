@@ -67,8 +67,10 @@ class Connection {
   void start(xcp::Timestamp now);
   // Application: queues bytes for sending; returns how many fit.
   size_t write(std::span<const uint8_t> data);
-  // Application: no more writes; a FIN follows the queued bytes.
-  void close();
+  // Application: no more writes; a FIN follows the queued bytes. With
+  // `discard_unsent`, bytes written but never transmitted are dropped first
+  // (a timed test ends now, not after draining its send buffer).
+  void close(bool discard_unsent = false);
   // Abort: sends RST and fails the connection with `err`.
   void abort(xcp::Timestamp now, ConnError err);
 

@@ -40,4 +40,9 @@ void SendBuffer::release_until(uint64_t offset) {
   if (offset > base_) base_ = offset;  // acked past what we hold (FIN): keep offsets consistent
 }
 
+void SendBuffer::truncate(uint64_t offset) {
+  if (offset >= end_offset()) return;
+  size_ = offset <= base_ ? 0 : static_cast<size_t>(offset - base_);
+}
+
 }  // namespace xcphost

@@ -20,6 +20,8 @@ class SendBuffer {
   void copy_out(uint64_t offset, std::span<uint8_t> out) const;
   // Forgets every byte below `offset` (acknowledged).
   void release_until(uint64_t offset);
+  // Forgets every byte at or above `offset` (written but never to be sent).
+  void truncate(uint64_t offset);
 
   uint64_t base_offset() const { return base_; }
   uint64_t end_offset() const { return base_ + size_; }

@@ -1,0 +1,43 @@
+#include "app/io_loop.hh"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "xcp/fd.hh"
+
+namespace xcphost {
+namespace {
+// Batches drained per iteration before timers and sending get their turn.
+constexpr int kMaxRxBatchesPerIteration = 8;
+// Upper bound on one sleep, so signals and caller deadlines stay responsive.
+constexpr xcp::Duration kMaxSleep = xcp::Duration::milliseconds(50);
+}  // namespace
+
+void IoLoop::run(const Hooks& hooks) {
+  for (;;) {
+    xcp::Timestamp now = clock_.now();
+    size_t got = 0;
+    const auto on_packet = [&](uint32_t src, std::span<const uint8_t> bytes) { ep_.on_packet(src, bytes, now); };
+    for (int i = 0; i < kMaxRxBatchesPerIteration; ++i) {
+      const size_t n = rx_.receive(on_packet);
+      got += n;
+      if (n == 0) break;
+    }
+    now = clock_.now();
+    ep_.service(now);
+    tx_.flush();
+    if (!hooks.step(now)) break;
+    tx_.flush();
+    if (got > 0) continue;  // more may be queued: poll again without sleeping
+
+    const xcp::Timestamp wake = std::min(ep_.next_deadline(), hooks.next_wake());
+    const xcp::Duration sleep = std::clamp(wake - clock_.now(), xcp::Duration::zero(), kMaxSleep);
+    pollfd pfd{sock_.fd(), static_cast<short>(POLLIN | (tx_.pending() ? POLLOUT : 0)), 0};
+    const timespec ts{static_cast<time_t>(sleep.ns() / 1'000'000'000), static_cast<long>(sleep.ns() % 1'000'000'000)};
+    if (ppoll(&pfd, 1, &ts, nullptr) < 0 && errno != EINTR) throw xcp::SystemError("ppoll", errno);
+  }
+}
+
+}  // namespace xcphost

@@ -1,0 +1,172 @@
+#include "app/options.hh"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace xcphost {
+namespace {
+
+std::optional<double> parse_double(std::string_view s) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// "50M" -> 50e6; K/M/G are decimal multipliers (iperf3 convention for rates).
+std::optional<double> parse_scaled(std::string_view s, double k) {
+  if (s.empty()) return std::nullopt;
+  double mult = 1;
+  switch (s.back()) {
+    case 'k': case 'K': mult = k; break;
+    case 'm': case 'M': mult = k * k; break;
+    case 'g': case 'G': mult = k * k * k; break;
+    default: break;
+  }
+  if (mult != 1) s.remove_suffix(1);
+  auto v = parse_double(s);
+  if (!v || *v < 0) return std::nullopt;
+  return *v * mult;
+}
+
+}  // namespace
+
+std::string_view usage_text() {
+  return "usage: xcpperf -s [-p PORT] [--one-off] [--json] [options]\n"
+         "       xcpperf -c HOST [-p PORT] [-t SECONDS | -n BYTES] [-P N] [--cc xcp|newreno|hstcp]\n"
+         "               [--rate RATE] [-i SECONDS] [--verify] [--json | --json-stream] [options]\n"
+         "options:\n"
+         "  -p, --port PORT         server port (default 5201)\n"
+         "  -t, --time SECONDS      client: send for this long (default 10)\n"
+         "  -n, --bytes BYTES       client: send this many bytes per stream (K/M/G = 1024 multiples)\n"
+         "  -P, --parallel N        client: parallel streams (default 1)\n"
+         "      --cc NAME           congestion controller: xcp (default), newreno, hstcp\n"
+         "      --rate RATE         XCP desired rate in bit/s, K/M/G suffix (default unlimited)\n"
+         "  -i, --interval SECONDS  report interval (default 1; 0 = none)\n"
+         "      --verify            deterministic payload, checked by the server (mismatch: exit 4)\n"
+         "  -J, --json              one JSON document at the end, iperf3 layout\n"
+         "      --json-stream       one JSON object per line per event (start, interval, end)\n"
+         "      --one-off           server: exit after the first client's streams finish\n"
+         "      --mss BYTES         payload bytes per segment (default 1424: 1500-byte packets)\n"
+         "  -w, --window BYTES      send buffer per stream (default 16M)\n"
+         "      --cport PORT        client: first local port (default random)\n"
+         "      --connect-timeout S client: give up on SYN after S seconds (default 5)\n"
+         "      --no-delayed-ack    acknowledge every segment\n"
+         "      --ttl N             IP TTL of sent packets\n"
+         "      --install-icmp-filter  add the nft rule dropping ICMP protocol-unreachable\n"
+         "      --title TEXT        label copied into the JSON output\n"
+         "exit codes: 0 ok, 1 error (lost/reset), 2 usage, 3 connect failed, 4 verify failed\n";
+}
+
+ParsedOptions parse_options(const std::vector<std::string_view>& args) {
+  Options o;
+  bool server = false, client = false, have_time = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    auto value = [&](std::string_view name) -> std::optional<std::string_view> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      (void)name;
+      return args[++i];
+    };
+    auto need = [&](std::string_view name, std::string_view what) -> std::string {
+      return std::string(name) + ": expected " + std::string(what);
+    };
+    if (a == "-s" || a == "--server") {
+      server = true;
+    } else if (a == "-c" || a == "--client") {
+      auto v = value(a);
+      in_addr addr{};
+      if (!v || inet_pton(AF_INET, std::string(*v).c_str(), &addr) != 1) {
+        return need(a, "an IPv4 address in dotted-quad form");
+      }
+      client = true;
+      o.host = std::string(*v);
+      o.host_addr = ntohl(addr.s_addr);
+    } else if (a == "-p" || a == "--port" || a == "--cport") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d < 1 || *d > 65535 || *d != std::floor(*d)) return need(a, "an integer port in 1..65535");
+      (a == "--cport" ? o.cport : o.port) = static_cast<uint16_t>(*d);
+    } else if (a == "-t" || a == "--time") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d <= 0) return need(a, "a positive number of seconds");
+      o.duration = xcp::Duration::seconds(*d);
+      have_time = true;
+    } else if (a == "-n" || a == "--bytes") {
+      auto v = value(a);
+      auto d = v ? parse_scaled(*v, 1024) : std::nullopt;
+      if (!d || *d < 1) return need(a, "a positive byte count (K/M/G suffix allowed)");
+      o.bytes = static_cast<uint64_t>(*d);
+    } else if (a == "-P" || a == "--parallel") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d < 1 || *d > 128 || *d != std::floor(*d)) return need(a, "an integer in 1..128");
+      o.parallel = static_cast<uint32_t>(*d);
+    } else if (a == "--cc") {
+      auto v = value(a);
+      auto k = v ? parse_cc_kind(*v) : std::nullopt;
+      if (!k) return need(a, "one of xcp, newreno, hstcp");
+      o.cc = *k;
+    } else if (a == "--rate" || a == "-b") {
+      auto v = value(a);
+      auto d = v ? parse_scaled(*v, 1000) : std::nullopt;
+      if (!d) return need(a, "a rate in bit/s, e.g. 50M");
+      o.rate = xcp::Rate::bits_per_second(*d);
+    } else if (a == "-i" || a == "--interval") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d < 0) return need(a, "a non-negative number of seconds");
+      o.interval = xcp::Duration::seconds(*d);
+    } else if (a == "--verify") {
+      o.verify = true;
+    } else if (a == "-J" || a == "--json") {
+      o.json = true;
+    } else if (a == "--json-stream") {
+      o.json_stream = true;
+    } else if (a == "--one-off" || a == "-1") {
+      o.one_off = true;
+    } else if (a == "--install-icmp-filter") {
+      o.install_icmp_filter = true;
+    } else if (a == "--no-delayed-ack") {
+      o.delayed_ack = false;
+    } else if (a == "--mss") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d < 64 || *d > 8900) return need(a, "payload bytes in 64..8900");
+      o.mss = static_cast<uint32_t>(*d);
+    } else if (a == "-w" || a == "--window") {
+      auto v = value(a);
+      auto d = v ? parse_scaled(*v, 1024) : std::nullopt;
+      if (!d || *d < 65536) return need(a, "a byte count >= 64K");
+      o.window_bytes = static_cast<uint64_t>(*d);
+    } else if (a == "--connect-timeout") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d <= 0) return need(a, "a positive number of seconds");
+      o.connect_timeout = xcp::Duration::seconds(*d);
+    } else if (a == "--ttl") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d < 1 || *d > 255) return need(a, "an integer in 1..255");
+      o.ttl = static_cast<uint8_t>(*d);
+    } else if (a == "--title") {
+      auto v = value(a);
+      if (!v) return need(a, "a text");
+      o.title = std::string(*v);
+    } else {
+      return "unknown option '" + std::string(a) + "'";
+    }
+  }
+  if (server == client) return std::string("exactly one of -s (server) or -c HOST (client) is required");
+  o.mode = server ? Options::Mode::kServer : Options::Mode::kClient;
+  if (o.bytes && have_time) return std::string("-t and -n are mutually exclusive");
+  if (o.json && o.json_stream) return std::string("--json and --json-stream are mutually exclusive");
+  return o;
+}
+
+}  // namespace xcphost

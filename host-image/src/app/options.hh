@@ -1,0 +1,54 @@
+// xcpperf command line, parsed once into a typed struct.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "cc/congestion_controller.hh"
+#include "xcp/units.hh"
+
+namespace xcphost {
+
+// Exit codes (also in host-image/README.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;          // runtime error: connection lost/reset, socket failure
+inline constexpr int kExitUsage = 2;          // bad command line
+inline constexpr int kExitConnectFailed = 3;  // no answer to SYN, or refused (RST)
+inline constexpr int kExitVerifyFailed = 4;   // --verify: payload mismatch
+
+struct Options {
+  enum class Mode { kServer, kClient };
+  Mode mode = Mode::kClient;
+  uint16_t port = 5201;
+  std::string host;                  // client: server address (dotted quad)
+  uint32_t host_addr = 0;            // host byte order
+  xcp::Duration duration = xcp::Duration::seconds(10);
+  std::optional<uint64_t> bytes;     // -n: bytes per stream instead of a duration
+  uint32_t parallel = 1;
+  CcKind cc = CcKind::kXcp;
+  xcp::Rate rate = xcp::Rate::zero();  // XCP desired rate; zero = unlimited
+  xcp::Duration interval = xcp::Duration::seconds(1);  // 0 = no interval reports
+  bool verify = false;
+  bool json = false;
+  bool json_stream = false;
+  bool one_off = false;
+  bool install_icmp_filter = false;
+  bool delayed_ack = true;
+  uint32_t mss = 0;                  // 0 = default (MTU 1500)
+  uint64_t window_bytes = 0;         // send buffer per stream; 0 = default
+  uint16_t cport = 0;                // first local port (client); 0 = random
+  xcp::Duration connect_timeout = xcp::Duration::seconds(5);
+  uint8_t ttl = 0;
+  std::string title;                 // copied into the JSON start section
+};
+
+// Either options or a usage error message.
+using ParsedOptions = std::variant<Options, std::string>;
+ParsedOptions parse_options(const std::vector<std::string_view>& args);
+std::string_view usage_text();
+
+}  // namespace xcphost

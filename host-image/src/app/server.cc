@@ -1,0 +1,91 @@
+#include "app/server.hh"
+
+#include <arpa/inet.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "app/host_stack.hh"
+#include "app/server_stream.hh"
+#include "app/signals.hh"
+
+namespace xcphost {
+namespace {
+
+std::string ipv4_string(uint32_t addr) {
+  in_addr a{htonl(addr)};
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &a, buf, sizeof buf);
+  return buf;
+}
+
+void print_finished(const Options& o, const FlowKey& k, const ServerStream& s, xcp::Timestamp now) {
+  const double secs = (now - s.accepted_at()).seconds_f();
+  const auto& r = s.report();
+  const double mbps = secs > 0 ? static_cast<double>(r.bytes_received) * 8 / secs / 1e6 : 0;
+  if (o.json || o.json_stream) {
+    const nlohmann::json j = {{"event", "stream_end"},
+                              {"data",
+                               {{"remote_host", ipv4_string(k.remote_addr)},
+                                {"remote_port", k.remote_port},
+                                {"local_port", k.local_port},
+                                {"bytes", r.bytes_received},
+                                {"seconds", secs},
+                                {"bits_per_second", mbps * 1e6},
+                                {"verify", to_string(r.verify)},
+                                {"first_mismatch_offset", r.first_mismatch_offset}}}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("stream from %s:%u: %llu bytes in %.2f s = %.2f Mbits/sec, verify %s\n",
+                ipv4_string(k.remote_addr).c_str(), k.remote_port,
+                static_cast<unsigned long long>(r.bytes_received), secs, mbps, to_string(r.verify));
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_server(const Options& o) {
+  install_stop_signals();
+  HostStack hs(o);
+  ConnectionConfig cfg = connection_config(o);
+  // The server only sends its small report: its controller never matters,
+  // but a TCP-style one keeps its data packets free of XCP requests.
+  cfg.cc = CcKind::kNewReno;
+  std::map<Connection*, std::pair<FlowKey, std::unique_ptr<ServerStream>>> streams;
+  uint64_t accepted = 0;
+  bool any_mismatch = false;
+  hs.ep.listen(o.port, cfg, [&](Connection& c) {
+    auto s = std::make_unique<ServerStream>(hs.clock.now());
+    ServerStream* raw = s.get();
+    streams[&c] = {c.key(), std::move(s)};
+    ++accepted;
+    return raw;
+  });
+  if (!o.json && !o.json_stream) {
+    std::printf("xcpperf server listening on port %u (IP protocol 253)\n", o.port);
+    std::fflush(stdout);
+  }
+  hs.loop.run({[&](xcp::Timestamp now) {
+                 // The endpoint has already forgotten finished connections; their handlers go now.
+                 for (auto it = streams.begin(); it != streams.end();) {
+                   if (!it->second.second->closed()) {
+                     ++it;
+                     continue;
+                   }
+                   const ServerStream& s = *it->second.second;
+                   if (!s.bad_preamble()) print_finished(o, it->second.first, s, now);
+                   any_mismatch = any_mismatch || s.report().verify == VerifyStatus::kMismatch;
+                   it = streams.erase(it);
+                 }
+                 if (stop_requested()) return false;
+                 return !(o.one_off && accepted > 0 && streams.empty());
+               },
+               [] { return xcp::Timestamp::max(); }});
+  return any_mismatch ? kExitVerifyFailed : kExitOk;
+}
+
+}  // namespace xcphost

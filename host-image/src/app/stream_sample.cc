@@ -1,0 +1,50 @@
+#include "app/stream_sample.hh"
+
+#include <algorithm>
+
+namespace xcphost {
+
+StreamSample StreamSampler::take(const Connection& c, double end_s) {
+  const ConnectionStats& now = c.stats();
+  StreamSample s;
+  s.id = id_;
+  s.start_s = last_s_;
+  s.end_s = end_s;
+  s.bytes = now.bytes_acked - prev_.bytes_acked;
+  s.retransmits = now.retransmits - prev_.retransmits;
+  s.timeouts = now.timeouts - prev_.timeouts;
+  s.feedback_bytes = now.feedback_bytes - prev_.feedback_bytes;
+  s.cwnd_bytes = c.controller().cwnd_bytes();
+  s.srtt_us = c.rtt().srtt().us();
+  s.rttvar_us = c.rtt().rttvar().us();
+  s.bytes_in_flight = c.bytes_in_flight();
+  s.loss_fallback = c.controller().in_loss_fallback();
+  prev_ = now;
+  last_s_ = end_s;
+  max_cwnd_ = std::max<int64_t>(max_cwnd_, static_cast<int64_t>(s.cwnd_bytes));
+  if (s.srtt_us > 0) {
+    max_rtt_us_ = std::max(max_rtt_us_, s.srtt_us);
+    min_rtt_us_ = min_rtt_us_ == 0 ? s.srtt_us : std::min(min_rtt_us_, s.srtt_us);
+    rtt_sum_us_ += s.srtt_us;
+    ++rtt_samples_;
+  }
+  return s;
+}
+
+StreamSample StreamSampler::total(const Connection& c, double end_s) const {
+  const ConnectionStats& now = c.stats();
+  StreamSample s;
+  s.id = id_;
+  s.start_s = 0;
+  s.end_s = end_s;
+  s.bytes = now.bytes_acked;
+  s.retransmits = now.retransmits;
+  s.timeouts = now.timeouts;
+  s.feedback_bytes = now.feedback_bytes;
+  s.cwnd_bytes = c.controller().cwnd_bytes();
+  s.srtt_us = c.rtt().srtt().us();
+  s.rttvar_us = c.rtt().rttvar().us();
+  return s;
+}
+
+}  // namespace xcphost
