@@ -41,10 +41,17 @@ TEST(QdiscFactory, BadXcpParamNamesField) {
   EXPECT_NE(error_of({{"kind", "xcp"}, {"params", 3}}).find("queue.params"), std::string::npos);
 }
 
+TEST(QdiscFactory, BuildsRed) {
+  auto q = make_qdisc({{"kind", "red"}, {"limit_packets", 100}, {"params", {{"min_th", 5}, {"max_th", 20}}}}, 1);
+  EXPECT_EQ(q->kind(), "red");
+  const auto msg = error_of({{"kind", "red"}, {"params", {{"min_th", 30}, {"max_th", 20}}}});
+  EXPECT_NE(msg.find("queue.params.max_th"), std::string::npos) << msg;
+}
+
 TEST(QdiscFactory, UnknownKindNamesFieldAndValidValues) {
   const auto msg = error_of({{"kind", "sfq"}});
   EXPECT_NE(msg.find("queue.kind"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("droptail"), std::string::npos) << msg;
+  for (const char* k : {"droptail", "red", "xcp"}) EXPECT_NE(msg.find(k), std::string::npos) << msg;
   EXPECT_NE(msg.find("sfq"), std::string::npos) << msg;
 }
 

@@ -5,6 +5,7 @@
 
 #include "qdisc/drop_tail.hh"
 #include "qdisc/param_reader.hh"
+#include "qdisc/red.hh"
 #include "qdisc/xcp_qdisc.hh"
 
 namespace xcprouter {
@@ -25,7 +26,7 @@ uint64_t read_limit(const nlohmann::json& cfg, const char* key) {
 
 }  // namespace
 
-std::string_view qdisc_kinds() { return "droptail, xcp"; }
+std::string_view qdisc_kinds() { return "droptail, red, xcp"; }
 
 std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   if (!cfg.is_object()) {
@@ -52,6 +53,9 @@ std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   if (kind == "droptail") {
     reader.finish();  // DropTail takes no params
     return std::make_unique<DropTail>(limit);
+  }
+  if (kind == "red") {
+    return std::make_unique<Red>(limit, parse_red_params(params, RedParams{}), seed);
   }
   if (kind == "xcp") {
     auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed);
