@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import ruamel.yaml.error
 import yaml
 
 from orchestrator.errors import SpecError, SpecProblem
@@ -60,7 +61,14 @@ def check_spec(body: bytes, settings: Settings, overrides: list[str] | None = No
         except json.JSONDecodeError as e:
             raise SpecError([SpecProblem(SUBMITTED_NAME, e.lineno, "(document)",
                                          f"not valid JSON: {e.msg}")]) from None
-    spec = load_spec_text(text, SUBMITTED_NAME, list(overrides or []))
+    try:
+        spec = load_spec_text(text, SUBMITTED_NAME, list(overrides or []))
+    except (ruamel.yaml.error.YAMLError, yaml.YAMLError) as e:
+        # The loader reports YAML syntax errors itself; characters the YAML
+        # reader refuses outright (control characters) still escape as these.
+        line = getattr(getattr(e, "problem_mark", None), "line", None)
+        raise SpecError([SpecProblem(SUBMITTED_NAME, None if line is None else line + 1,
+                                     "(yaml)", f"not valid YAML: {e}".splitlines()[0])]) from None
     nodes, flows, duration_s = _measure(spec)
     if nodes > settings.max_nodes:
         raise LimitExceeded("nodes", f"{nodes} nodes; this service allows at most "

@@ -98,6 +98,20 @@ def make_api(tmp_path: Path) -> Iterator[Callable[..., Api]]:
         c.__exit__(None, None, None)
 
 
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """URL of a PostgreSQL server started for this test session (skips without binaries)."""
+    from pg_server import PgServer, find_bin
+
+    if find_bin("postgres") is None or find_bin("initdb") is None:
+        pytest.skip("needs PostgreSQL server binaries (Debian package postgresql)")
+    server = PgServer().start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def api(make_api: Callable[..., Api]) -> Api:
     return make_api()

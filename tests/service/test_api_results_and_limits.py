@@ -135,3 +135,11 @@ def test_sweep_over_run_limit_is_422(make_api) -> None:  # type: ignore[no-untyp
     body = {"spec": spec_text(), "params": {"seed": [1, 2]}, "repeat": 2}
     r = api.client.post("/api/v1/sweeps", json=body, headers=api.h("alice"))
     assert r.status_code == 422 and "at most 3" in r.json()["detail"]
+
+
+def test_control_characters_are_422_not_500(api: Api) -> None:
+    # found by schemathesis: the YAML reader refuses these before any parsing
+    r = api.submit("alice", "name: \x80x\n")
+    assert r.status_code == 422 and r.json()["lines"][0].startswith("submitted.yaml")
+    r = api.submit("alice", "\x00")
+    assert r.status_code == 422
