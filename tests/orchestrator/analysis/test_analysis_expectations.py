@@ -95,3 +95,40 @@ def test_jain_index_bounds():
     assert jain_index([0, 0]) == 1.0 and math.isnan(jain_index([]))
     with pytest.raises(ValueError):
         jain_index([-1, 2])
+
+
+def _rewrite_f1(run, rate_mbps) -> None:
+    """Replace flow f1 by one whose per-interval rate is rate_mbps(t)."""
+    import csv
+    path = run / "metrics" / "flow.csv"
+    with open(path) as fh:
+        rows = [r for r in csv.DictReader(fh) if r["flow"] != "f1"]
+    total = 0.0
+    t_prev = 0.0
+    for i in range(101):
+        t = round(i * 0.1, 3)
+        total += rate_mbps(t) * 1e6 / 8 * (t - t_prev)
+        t_prev = t
+        rows.append({"t_s": t, "flow": "f1", "stream": "0", "proto": "xcp", "src": "h1",
+                     "dst": "h3", "bytes": int(total)})
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_convergence_time_of_a_ramp(make_run):
+    run = make_run(expect=[{"metric": "convergence_time", "flow": "f1", "op": "<=",
+                            "value": "3s"}])
+    _rewrite_f1(run, lambda t: min(10.0, 5.0 * t))  # reaches its 10 Mb/s share at 2 s
+    [res] = json_safe(build_summary(run, status="completed", timings={}))["expectations"]
+    # The 0.5 s mean enters the ±10 % band a little after the ramp ends at 2 s.
+    assert 2.0 <= res["value"] <= 2.5 and res["ok"], res
+
+
+def test_oscillating_flow_never_converges(make_run):
+    run = make_run(expect=[{"metric": "convergence_time", "flow": "f1", "op": "<=",
+                            "value": "5s"}])
+    _rewrite_f1(run, lambda t: 10.0 if int(t) % 2 else 2.0)  # 1 s on, 1 s off
+    [res] = json_safe(build_summary(run, status="completed", timings={}))["expectations"]
+    assert res["ok"] is False and res["value"] is None  # infinite: written as null
