@@ -35,7 +35,7 @@ class FeedbackAccumulator {
   uint64_t packets_since_take() const { return packets_; }
 
  private:
-  int64_t sum_ = 0;  // int64: cannot overflow before saturation at take()
+  int64_t sum_ = 0;  // exact; saturated to int32 by pending()/take()
   uint64_t packets_ = 0;
   std::optional<uint32_t> next_bottleneck_id_;
 };

@@ -60,7 +60,8 @@ class SackScoreboard {
   // RFC 6675 IsLost: dup_thresh SACKed segments, or more than
   // (dup_thresh-1)·mss SACKed bytes, above seq; or marked lost.
   bool is_lost(uint64_t seq) const;
-  // First lost, un-SACKed, not yet retransmitted range (RFC 6675 NextSeg rule 1).
+  // First lost, un-SACKed, not yet retransmitted range (RFC 6675 NextSeg
+  // rule 1), at most one MSS long.
   std::optional<SeqRange> next_segment_to_retransmit() const;
   // RFC 6675 pipe: outstanding − SACKed − lost + retransmitted (bytes).
   uint64_t pipe() const;
@@ -84,7 +85,8 @@ class SackScoreboard {
   using SegMap = std::map<uint64_t, Segment>;
 
   SegMap::iterator split(uint64_t at);
-  void set_flags(Segment& s, uint64_t len, bool sacked, bool lost, bool retx);
+  void account(const Segment& s, uint64_t len, int sign);
+  void mark_lost(SegMap::iterator it);
   uint64_t advance_una(uint64_t ack);
   uint64_t apply_block(SackBlock b);
   void detect_losses();
@@ -100,6 +102,7 @@ class SackScoreboard {
   uint64_t retx_bytes_ = 0;   // retransmitted and not SACKed
   uint64_t dupack_delivered_bytes_ = 0;  // no-SACK estimate of bytes past a hole
   uint64_t high_sacked_ = 0;
+  uint64_t retx_hint_ = 0;  // no retransmission candidate starts below this
   uint32_t dupacks_ = 0;
 };
 
