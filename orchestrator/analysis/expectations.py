@@ -298,10 +298,17 @@ def evaluate_one(ev: Evaluator, c: dict[str, Any]) -> dict[str, Any]:
         span = "" if whole else f" in [{w[0]:g} s, {w[1]:g} s]"
         text = (f"{label}{what}{span} {op} {_fmt(metric, bound, relative)}{paper}: "
                 f"measured {_fmt(metric, value, relative)}")
-        return {"check": text, "value": value, "ok": bool(ok)}
+        return {"check": text, "value": value, "ok": bool(ok), **_extras(c, metric, bound)}
     except Unusable as why:
         return {"check": f"{label}{metric or 'check'}: cannot evaluate: {why}{paper}",
-                "value": math.nan, "ok": False}
+                "value": math.nan, "ok": False, **_extras(c, metric, None)}
+
+
+def _extras(c: dict[str, Any], metric: str, bound: float | None) -> dict[str, Any]:
+    """Structured fields beside the public three, for reports: what, bound, paper."""
+    return {"name": c.get("name"), "metric": metric, "op": c.get("op"), "bound": bound,
+            "relative_to": c.get("relative_to"), "window": c.get("window"),
+            "paper": c.get("paper")}
 
 
 def evaluate(ev: Evaluator, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
