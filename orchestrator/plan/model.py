@@ -274,9 +274,15 @@ class Plan:
         return cls.from_dict(json.loads(text))
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _to_data(obj: Any) -> Any:
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _to_data(getattr(obj, f.name)) for f in fields(obj)}
+    names = _FIELDS.get(type(obj))
+    if names is None and is_dataclass(obj) and not isinstance(obj, type):
+        names = _FIELDS[type(obj)] = tuple(f.name for f in fields(obj))
+    if names is not None:
+        return {n: _to_data(getattr(obj, n)) for n in names}
     if isinstance(obj, tuple | list):
         return [_to_data(x) for x in obj]
     if isinstance(obj, dict):

@@ -61,10 +61,13 @@ class Planner:
         for (node, k) in self.ifs:
             self.node_links[node].append(k)
         self.routes = all_routes(spec)
+        # Precomputed: 1000-node plans ask for these hundreds of thousands of times.
+        self._addr = {key: addressing.address(key[1], i.end) for key, i in self.ifs.items()}
+        self._subnet = [addressing.subnet(k) for k in range(len(spec.links))]
 
     # -- helpers ---------------------------------------------------------
     def addr(self, node: str, k: int) -> str:
-        return addressing.address(k, self.ifs[(node, k)].end)
+        return self._addr[(node, k)]
 
     def mac(self, node: str, k: int) -> str:
         return addressing.mac(k, self.ifs[(node, k)].end)
@@ -165,7 +168,7 @@ class Planner:
                     continue
                 out_k = k if hop.connected else hop.link
                 p = self.peer(name, out_k)
-                routes.append(Route(addressing.subnet(k), self.addr(p, out_k),
+                routes.append(Route(self._subnet[k], self.addr(p, out_k),
                                     self.ifs[(name, out_k)].ifname))
         if role == "host":
             neigh = tuple(Neighbour(i.peer_ipv4, i.peer_mac, i.ifname) for i in ifaces)

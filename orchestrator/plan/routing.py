@@ -40,45 +40,70 @@ def adjacency(spec: ResolvedSpec) -> dict[str, list[Adj]]:
     return adj
 
 
-def routes_to(spec: ResolvedSpec, adj: dict[str, list[Adj]], k: int,
-              routers: set[str]) -> dict[str, Hop]:
-    """Next hop of every node that can reach link k's subnet."""
-    link = spec.links[k]
-    dist: dict[str, tuple[int, int]] = {}
-    heap: list[tuple[int, int, str]] = []
-    for end in (link.a, link.b):
-        if end in routers:
-            dist[end] = (0, 0)
-            heapq.heappush(heap, (0, 0, end))
+def _next_hops(adj: dict[str, list[Adj]], sources: frozenset[str],
+               routers: set[str]) -> dict[str, tuple[str, int]]:
+    """Dijkstra from the routers attached to a subnet; for every other node the
+    (next hop, link) of its best path. Edge costs are positive (one hop each), so
+    when a node is settled every equal-cost candidate has been offered and the
+    smallest (cost, next hop, link) wins, which is the tie-break rule above."""
+    best: dict[str, tuple[tuple[int, int], str, int]] = {}
+    heap: list[tuple[int, int, str]] = [(0, 0, s) for s in sorted(sources)]
+    settled: set[str] = set()
+    cost = {s: (0, 0) for s in sources}
     while heap:
         hops, delay, n = heapq.heappop(heap)
-        if dist.get(n) != (hops, delay) or n not in routers:
-            continue  # stale entry, or a host: hosts do not forward
-        for a in adj[n]:
-            cand = (hops + 1, delay + a.delay_us)
-            if a.peer not in dist or cand < dist[a.peer]:
-                dist[a.peer] = cand
-                heapq.heappush(heap, (*cand, a.peer))
-    out: dict[str, Hop] = {}
-    for n, neighbours in adj.items():
-        if n in (link.a, link.b):
-            out[n] = Hop(k, "", True)
+        if n in settled or cost.get(n) != (hops, delay):
             continue
-        best: tuple[tuple[int, int], str, int] | None = None
-        for a in neighbours:
-            if a.peer not in routers or a.peer not in dist:
+        settled.add(n)
+        if n not in routers:
+            continue  # hosts do not forward
+        for a in adj[n]:
+            m = a.peer
+            if m in sources:
                 continue
-            h, d = dist[a.peer]
-            option = ((h + 1, d + a.delay_us), a.peer, a.link)
-            if best is None or option < best:
-                best = option
-        if best is not None:
-            out[n] = Hop(best[2], best[1], False)
-    return out
+            cand = ((hops + 1, delay + a.delay_us), n, a.link)
+            cur = best.get(m)
+            if cur is None or cand < cur:
+                best[m] = cand
+                if cost.get(m) != cand[0]:
+                    cost[m] = cand[0]
+                    heapq.heappush(heap, (*cand[0], m))
+    return {m: (b[1], b[2]) for m, b in best.items()}
 
 
-def all_routes(spec: ResolvedSpec) -> list[dict[str, Hop]]:
+@dataclass(frozen=True)
+class Routes:
+    """How every node reaches link k's subnet (shared tables: no per-node objects)."""
+
+    k: int
+    ends: tuple[str, str]
+    hops: dict[str, tuple[str, int]]  # node -> (next hop, link index)
+
+    def get(self, node: str) -> Hop | None:
+        if node in self.ends:
+            return Hop(self.k, "", True)
+        h = self.hops.get(node)
+        return None if h is None else Hop(h[1], h[0], False)
+
+
+def routes_to(spec: ResolvedSpec, adj: dict[str, list[Adj]], k: int, routers: set[str],
+              cache: dict[frozenset[str], dict[str, tuple[str, int]]] | None = None
+              ) -> Routes:
+    """Next hop of every node that can reach link k's subnet."""
+    link = spec.links[k]
+    sources = frozenset(e for e in (link.a, link.b) if e in routers)
+    if cache is not None and sources in cache:
+        hops = cache[sources]
+    else:
+        hops = _next_hops(adj, sources, routers)
+        if cache is not None:
+            cache[sources] = hops
+    return Routes(k, (link.a, link.b), hops)
+
+
+def all_routes(spec: ResolvedSpec) -> list[Routes]:
     """routes[k][node] = how node reaches link k's subnet."""
     adj = adjacency(spec)
     routers = {n.name for n in spec.nodes if n.role == "router"}
-    return [routes_to(spec, adj, k, routers) for k in range(len(spec.links))]
+    cache: dict[frozenset[str], dict[str, tuple[str, int]]] = {}
+    return [routes_to(spec, adj, k, routers, cache) for k in range(len(spec.links))]
