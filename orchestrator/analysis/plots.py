@@ -16,6 +16,14 @@ from matplotlib.figure import Figure
 from orchestrator.analysis.flows import per_time
 from orchestrator.analysis.links import interval_rates, link_series
 
+MAX_LEGEND = 12  # beyond this a legend hides the data; the title gives the count
+
+
+def _legend(ax: Axes) -> None:
+    handles, _labels = ax.get_legend_handles_labels()
+    if 0 < len(handles) <= MAX_LEGEND:
+        ax.legend(loc="upper right", fontsize="small", ncol=2)
+
 
 def _two_panels() -> tuple[Figure, Axes, Axes]:
     fig = Figure(figsize=(10, 7))
@@ -47,13 +55,13 @@ def plot_flows(flow_df: pd.DataFrame, out: Path) -> Path | None:
             cwnd = per_time(df, "cwnd_bytes", how="zero")
             ax_c.plot(cwnd.index, cwnd.to_numpy() / 1e3, label=label, linewidth=1)
     ax_t.set_ylabel("throughput [Mb/s]")
-    ax_t.set_title("Flows")
+    n = flow_df["flow"].nunique()
+    ax_t.set_title(f"Flows ({n})" + (" — too many for a legend" if n > MAX_LEGEND else ""))
     ax_c.set_ylabel("cwnd [kB]")
     ax_c.set_xlabel("time [s]")
     for ax in (ax_t, ax_c):
         ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper right", fontsize="small", ncol=2)
+        _legend(ax)
     return _save(fig, out / "flows.png")
 
 
@@ -73,8 +81,7 @@ def plot_links(link_df: pd.DataFrame, out: Path) -> Path | None:
     ax_q.set_xlabel("time [s]")
     for ax in (ax_u, ax_q):
         ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper right", fontsize="small", ncol=2)
+        _legend(ax)
     return _save(fig, out / "links.png")
 
 
@@ -102,8 +109,7 @@ def plot_xcp(link_df: pd.DataFrame, out: Path) -> Path | None:
     ax_pool.set_xlabel("time [s]")
     for ax in (ax_phi, ax_pool):
         ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper right", fontsize="small", ncol=2)
+        _legend(ax)
     return _save(fig, out / "xcp.png")
 
 
