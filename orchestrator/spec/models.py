@@ -9,7 +9,6 @@ that the planner and the analysis consume. Quantities are parsed at the edge
 
 from __future__ import annotations
 
-import typing
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -24,12 +23,9 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from orchestrator.spec.queue import QueueSpec
 from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rate, Size
 
-# Queue disciplines the engine implements (router-image/QUEUES.md). XCP-i,
-# iXCP and the XCP-TCP fairness dropper slot in here as "xcp-i", "ixcp",
-# "fairness" when the engine gains them.
-QueueKind = Literal["droptail", "red", "xcp"]
 Proto = Literal["xcp", "newreno", "hstcp", "tcp", "udp"]
 KernelCC = Literal["reno", "cubic", "bbr"]
 Op = Literal[">=", "<=", ">", "<", "=="]
@@ -50,25 +46,6 @@ class Strict(BaseModel):
     """Unknown keys are errors: they are almost always typos."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class QueueSpec(Strict):
-    """`queue: xcp` or `queue: {kind: red, params: {...}}` (params per QUEUES.md)."""
-
-    kind: QueueKind
-    params: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _shorthand(cls, v: Any) -> Any:
-        return {"kind": v} if isinstance(v, str) else v
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core: CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        full = handler.resolve_ref_schema(handler(core))
-        return {"anyOf": [{"type": "string", "enum": list(typing.get_args(QueueKind)),
-                           "description": "queue kind with default params"}, full]}
 
 
 class LossSpec(Strict):

@@ -155,3 +155,15 @@ def test_bad_overrides(override: str, message: str) -> None:
     with pytest.raises(SpecError) as e:
         load_spec_text(BASE, "spec.yaml", overrides=[override])
     assert str(e.value) == message
+
+
+def test_queue_parameters_become_engine_params() -> None:
+    text = edit(("queue: xcp}", ("queue: {kind: xcp, capacity: 4Mbps, alpha: 0.3, "
+                                "min_interval: 2ms, params: {beta: 0.2}}}")),
+                ("  r2: {role: router}\n", ("  r2: {role: router, queue: {kind: red, min_th: 5, "
+                                           "max_th: 20, gentle: false}}\n")))
+    r = load_spec_text("scale: 0.5\n" + text)
+    assert r.node("r1").queue == RQueue(kind="xcp", params={
+        "capacity_bps": 2_000_000, "alpha": 0.3, "min_interval_s": 0.002, "beta": 0.2})
+    assert r.link("core").b_to_a.queue == RQueue(kind="red", params={
+        "min_th": 5.0, "max_th": 20.0, "gentle": False})

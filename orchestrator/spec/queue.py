@@ -1,0 +1,111 @@
+"""Queue disciplines in the spec, with typed parameters per kind (router-image/QUEUES.md).
+
+Written flat: `queue: {kind: red, min_th: 5, max_th: 15}` or just `queue: xcp`.
+Quantities take units (`capacity: 25Mbps`, `min_interval: 1ms`) and become the
+engine's `params` (`capacity_bps`, `min_interval_s`). Parameters not given are
+left to the engine's defaults. `params:` passes raw engine params through
+(merged last) for knobs this schema does not know yet.
+
+XCP-i, iXCP and the XCP-TCP fairness dropper slot in by adding their kind to
+`QueueKind` and their fields to `KIND_FIELDS`.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from orchestrator.spec.types import Duration, Rate
+
+QueueKind = Literal["droptail", "red", "xcp"]
+
+# spec field -> engine param name, per kind.
+KIND_FIELDS: dict[str, dict[str, str]] = {
+    "droptail": {},
+    "red": {"min_th": "min_th", "max_th": "max_th", "max_p": "max_p", "w_q": "w_q",
+            "gentle": "gentle", "thresh_unit": "thresh_unit",
+            "mean_packet_bytes": "mean_packet_bytes"},
+    "xcp": {"capacity": "capacity_bps", "alpha": "alpha", "beta": "beta", "gamma": "gamma",
+            "fallback_interval": "fallback_interval_s", "min_interval": "min_interval_s",
+            "max_interval": "max_interval_s", "rtt_cap": "rtt_cap_s",
+            "min_queue_window": "min_queue_window_s"},
+}
+
+
+class QueueSpec(BaseModel):
+    """`queue: xcp` or `queue: {kind: red, max_p: 0.05}`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: QueueKind
+    # red
+    min_th: float | None = Field(default=None, ge=0)
+    max_th: float | None = Field(default=None, gt=0)
+    max_p: float | None = Field(default=None, gt=0, le=1)
+    w_q: float | None = Field(default=None, gt=0, le=1)
+    gentle: bool | None = None
+    thresh_unit: Literal["packets", "bytes"] | None = None
+    mean_packet_bytes: int | None = Field(default=None, ge=1, le=65535)
+    # xcp
+    capacity: Rate | None = None  # the controller's C when it must differ from the link's
+    alpha: float | None = Field(default=None, ge=0, le=10)
+    beta: float | None = Field(default=None, ge=0, le=10)
+    gamma: float | None = Field(default=None, ge=0, le=1)
+    fallback_interval: Duration | None = None
+    min_interval: Duration | None = None
+    max_interval: Duration | None = None
+    rtt_cap: Duration | None = None
+    min_queue_window: Duration | None = None
+    # raw engine params, merged last
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, v: Any) -> Any:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _fields_of_kind(self) -> QueueSpec:
+        mine = KIND_FIELDS[self.kind]
+        foreign = [name for fields in KIND_FIELDS.values() for name in fields
+                   if name not in mine and getattr(self, name) is not None]
+        if foreign:
+            valid = ", ".join(mine) or "none besides params"
+            raise ValueError(f"not parameters of queue kind {self.kind}: "
+                             f"{', '.join(sorted(set(foreign)))}; its parameters: {valid}")
+        if self.min_th is not None and self.max_th is not None and self.max_th <= self.min_th:
+            raise ValueError("max_th must be greater than min_th")
+        lo, hi = self.min_interval, self.max_interval
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError("min_interval must be at most max_interval")
+        return self
+
+    def engine_params(self, scale: float) -> dict[str, Any]:
+        """QUEUES.md `params` for this kind; the XCP capacity follows `scale`."""
+        out: dict[str, Any] = {}
+        for name, engine_name in KIND_FIELDS[self.kind].items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name == "capacity":
+                value = max(1, round(value * scale))
+            out[engine_name] = value
+        out.update(self.params)
+        return out
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        full = handler.resolve_ref_schema(handler(core))
+        return {"anyOf": [{"type": "string", "enum": list(typing.get_args(QueueKind)),
+                           "description": "queue kind with default parameters"}, full]}
