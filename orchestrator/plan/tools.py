@@ -1,8 +1,12 @@
-"""Command lines of the flow tools: xcpperf (host-image/README.md) and iperf3.
+"""Command lines of the flow tools: xcpperf (host-image/src/app/options.cc) and iperf3.
 
 argv[0] is the bare tool name; the agent resolves it to a binary. Every
-server serves exactly one test (`-1`) so it exits when its flow ends. JSON goes
-to stdout (iperf3 layout; xcpperf adds per-interval cwnd/srtt/feedback).
+server serves exactly one test (`-1` / `--one-off`) so it exits when its flow
+ends. xcpperf clients write `--json-stream` (one JSON object per line per
+interval: the agent samples them live); iperf3 3.12 has no stream mode, so its
+clients write one `-J` document at the end (the agent samples kernel TCP
+through sock_diag meanwhile). xcpperf receives on a raw socket for protocol
+253 and has no bind option; iperf3 binds to the flow's addresses (`-B`).
 """
 
 from __future__ import annotations
@@ -12,38 +16,46 @@ import math
 from orchestrator.spec.resolved import RFlow
 
 
-def _interval(metrics_interval_s: float) -> str:
+def _iperf3_interval(metrics_interval_s: float) -> str:
     # iperf3 refuses reporting intervals below 0.1 s.
     return f"{max(metrics_interval_s, 0.1):g}"
 
 
-def _seconds(flow: RFlow) -> str:
+def _iperf3_seconds(flow: RFlow) -> str:
     assert flow.stop_s is not None
     # iperf3 3.12 parses -t as whole seconds; round up so the flow is not cut short.
     return str(max(1, math.ceil(flow.stop_s - flow.start_s - 1e-9)))
 
 
 def server_argv(flow: RFlow, dst_addr: str) -> tuple[str, ...]:
-    tool = flow.tool
-    return (tool, "-s", "-1", "-B", dst_addr, "-p", str(flow.port), "-J")
+    if flow.tool == "xcpperf":
+        return ("xcpperf", "-s", "-p", str(flow.port), "--one-off", "--json")
+    return ("iperf3", "-s", "-1", "-B", dst_addr, "-p", str(flow.port), "-J")
 
 
 def client_argv(flow: RFlow, src_addr: str, dst_addr: str,
                 metrics_interval_s: float) -> tuple[str, ...]:
-    argv = [flow.tool, "-c", dst_addr, "-B", src_addr, "-p", str(flow.port), "-J",
-            "-i", _interval(metrics_interval_s)]
-    if flow.size_bytes is not None:
-        argv += ["-n", str(flow.size_bytes)]
-    else:
-        argv += ["-t", _seconds(flow)]
-    if flow.parallel > 1:
-        argv += ["-P", str(flow.parallel)]
-    if flow.proto == "tcp":
-        argv += ["-C", flow.cc or "cubic"]
-    elif flow.proto == "udp":
-        argv += ["-u", "-b", str(flow.rate_bps)]
-    else:  # xcpperf: congestion controller of the userspace stack
-        argv += ["--cc", flow.proto]
+    if flow.tool == "xcpperf":
+        argv = ["xcpperf", "-c", dst_addr, "-p", str(flow.port), "--json-stream",
+                "-i", f"{metrics_interval_s:g}", "--cc", flow.proto]
+        if flow.size_bytes is not None:
+            argv += ["-n", str(flow.size_bytes)]
+        else:
+            assert flow.stop_s is not None
+            argv += ["-t", f"{flow.stop_s - flow.start_s:g}"]
         if flow.rate_bps is not None:
             argv += ["--rate", str(flow.rate_bps)]
+    else:
+        argv = ["iperf3", "-c", dst_addr, "-B", src_addr, "-p", str(flow.port), "-J",
+                "-i", _iperf3_interval(metrics_interval_s)]
+        if flow.size_bytes is not None:
+            argv += ["-n", str(flow.size_bytes)]
+        else:
+            argv += ["-t", _iperf3_seconds(flow)]
+        if flow.proto == "tcp":
+            argv += ["-C", flow.cc or "cubic"]
+        else:
+            argv += ["-u", "-b", str(flow.rate_bps)]
+    if flow.parallel > 1:
+        argv += ["-P", str(flow.parallel)]
     return tuple(argv)

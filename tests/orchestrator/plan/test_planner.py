@@ -177,14 +177,32 @@ flows:
 
 def test_flow_tools(quick: Plan) -> None:
     x, t = quick.flow("xcp1"), quick.flow("tcp1")
-    assert x.tool == "xcpperf" and x.client_argv[:3] == ("xcpperf", "-c", x.dst_addr)
-    assert "--cc" in x.client_argv and x.client_argv[x.client_argv.index("--cc") + 1] == "xcp"
+    assert x.tool == "xcpperf" and x.client_argv == (
+        "xcpperf", "-c", x.dst_addr, "-p", "5201", "--json-stream", "-i", "0.1", "--cc", "xcp",
+        "-t", "20")
+    assert x.server_argv == ("xcpperf", "-s", "-p", "5201", "--one-off", "--json")
+    x2 = quick.flow("xcp2")  # starts at 2 s
+    assert x2.client_argv[x2.client_argv.index("-t") + 1] == "18"
     assert t.tool == "iperf3" and t.client_argv[t.client_argv.index("-C") + 1] == "cubic"
     assert t.client_argv[t.client_argv.index("-t") + 1] == "16"  # 4 s .. 20 s
     assert t.server_argv == ("iperf3", "-s", "-1", "-B", t.dst_addr, "-p", str(t.port), "-J")
     assert len({f.port for f in quick.flows}) == len(quick.flows)
     dst = quick.node(t.dst)
     assert t.dst_addr == dst.interfaces[0].ipv4.split("/")[0]
+
+
+def test_flow_tool_options() -> None:
+    text = QUICKSTART.read_text().replace(
+        "{id: xcp1, proto: xcp, src: s1, dst: d1}",
+        "{id: xcp1, proto: hstcp, src: s1, dst: d1, size: 5MB, parallel: 3}").replace(
+        "{id: tcp1, proto: tcp, cc: cubic, src: s3, dst: d3, start: 4s}",
+        "{id: tcp1, proto: udp, rate: 3Mbps, src: s3, dst: d3, start: 4.5s, stop: 6s}")
+    plan = make_plan(load_spec_text(text, overrides=["flows[xcp2].rate=7Mbps"]), "x")
+    a, b, c = plan.flow("xcp1"), plan.flow("xcp2"), plan.flow("tcp1")
+    assert a.client_argv[a.client_argv.index("--cc"):] == ("--cc", "hstcp", "-n", "5000000",
+                                                            "-P", "3")
+    assert b.client_argv[-2:] == ("--rate", "7000000")
+    assert c.client_argv[-5:] == ("-t", "2", "-u", "-b", "3000000")  # 1.5 s rounded up
 
 
 def test_timeline_commands() -> None:
