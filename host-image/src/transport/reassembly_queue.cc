@@ -7,6 +7,7 @@ namespace xcphost {
 void ReassemblyQueue::insert(uint64_t seq, std::span<const uint8_t> data) {
   uint64_t start = seq;
   uint64_t end = seq + data.size();
+  last_inserted_ = seq;  // RFC 2018: the first SACK block reports the latest arrival
   // Trim against the predecessor.
   auto it = segments_.upper_bound(start);
   if (it != segments_.begin()) {
@@ -22,7 +23,6 @@ void ReassemblyQueue::insert(uint64_t seq, std::span<const uint8_t> data) {
       const auto* from = data.data() + (start - seq);
       segments_.emplace_hint(it, start, std::vector<uint8_t>(from, from + (next_start - start)));
       held_ += next_start - start;
-      last_inserted_ = start;
     }
     if (it == segments_.end() || it->first >= end) break;
     start = it->first + it->second.size();
