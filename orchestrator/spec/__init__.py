@@ -12,10 +12,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from orchestrator.errors import SpecError, SpecProblem
-from orchestrator.spec.loader import Lines, load_yaml
+from orchestrator.spec.loader import Lines, format_path, load_yaml
 from orchestrator.spec.models import Spec
 from orchestrator.spec.overrides import apply_overrides
-from orchestrator.spec.problems import from_validation_error
+from orchestrator.spec.problems import error_paths, from_validation_error, prune
 from orchestrator.spec.resolve import resolve
 from orchestrator.spec.resolved import ResolvedSpec
 
@@ -32,9 +32,56 @@ def parse_spec(text: str, file: str, overrides: list[str] | None = None) -> tupl
         raise SpecError(from_validation_error(e, data, lines, Spec)) from None
 
 
+# Keys whose removal changes what other entries refer to.
+_NAMING_KEYS = {"id", "a", "b", "chain", "src", "dst", "link", "flow", "flows", "role", "name",
+                "link_down", "link_up", "flow_start", "flow_stop", "set_link"}
+
+
+def _names_something(path: tuple[str | int, ...]) -> bool:
+    if not path or isinstance(path[-1], int):
+        return True
+    if path[0] == "nodes" and len(path) <= 2:
+        return True
+    return path[-1] in _NAMING_KEYS or path[0] in ("nodes", "links", "flows") and len(path) == 1
+
+
+def _also_cross_references(text: str, file: str, overrides: list[str] | None,
+                           first: SpecError) -> SpecError:
+    """After structural errors, still report cross-reference problems (unknown
+    nodes, disconnected flows...) of what is valid: the spec is validated again
+    without the offending keys, and problems under those keys are dropped."""
+    data, lines = load_yaml(text, file)
+    apply_overrides(data, lines, list(overrides or ()))
+    try:
+        Spec.model_validate(data)
+        return first
+    except ValidationError as e:
+        removed = error_paths(e, data)
+        pruned = prune(data, removed)
+    if any(_names_something(p) for p in removed):
+        return first  # pruning a name would cascade into "unknown node" noise
+    try:
+        resolve(Spec.model_validate(pruned), lines)
+        return first
+    except ValidationError:
+        return first  # a required key was bad: cross-references cannot be judged
+    except SpecError as more:
+        gone = {format_path(p) for p in removed}
+        extra = [p for p in more.problems
+                 if not any(p.path == g or p.path.startswith(g + ".") or
+                            p.path.startswith(g + "[") for g in gone)]
+        problems = first.problems + extra
+        return SpecError(sorted(problems, key=lambda p: p.line or 0))
+
+
 def load_spec_text(text: str, file: str = "<spec>",
                    overrides: list[str] | None = None) -> ResolvedSpec:
-    spec, lines = parse_spec(text, file, overrides)
+    try:
+        spec, lines = parse_spec(text, file, overrides)
+    except SpecError as e:
+        if any(p.path in ("(yaml)", "(top)") for p in e.problems) or not e.problems:
+            raise
+        raise _also_cross_references(text, file, overrides, e) from None
     return resolve(spec, lines)
 
 

@@ -83,6 +83,32 @@ def _reason(err: Any, root: type[BaseModel], path: PathT) -> str:
     return f"{err['msg']} (got {err['input']!r})"
 
 
+def error_paths(exc: ValidationError, data: Any) -> list[PathT]:
+    """Where in the data each error sits (for pruning)."""
+    return [_data_path(data, tuple(err["loc"])) for err in exc.errors(include_url=False)]
+
+
+def prune(data: Any, paths: list[PathT]) -> Any:
+    """A copy of `data` without the keys/items at `paths` (mappings only: list
+    items keep their indices so later problems point at the right line)."""
+    import copy
+
+    out = copy.deepcopy(data)
+    for path in paths:
+        if not path:
+            continue
+        node = out
+        for part in path[:-1]:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                node = None
+                break
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+    return out
+
+
 def from_validation_error(exc: ValidationError, data: Any, lines: Lines,
                           root: type[BaseModel]) -> list[SpecProblem]:
     problems: list[SpecProblem] = []

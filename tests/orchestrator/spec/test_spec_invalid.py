@@ -144,6 +144,15 @@ CASES = [
     ("xcp gain out of range",
      edit(("queue: xcp}", "queue: {kind: xcp, gamma: 2}}")),
      [f"{F}:6: nodes.r1.queue.gamma: Input should be less than or equal to 1 (got 2)"]),
+    ("structural and cross-reference problems together",
+     edit(("capacity: 5Mbps", "capacity: 5Mbs"), ("b: r2, capacity", "b: r9, capacity"),
+          (L0, "  - {a: h1, b: r1, capacity: 10Mbps, delay: 5ms, dealy: 1ms}\n")),
+     [(f"{F}:9: links[0].dealy: unknown key 'dealy'; valid keys: capacity, delay, buffer, "
+       "loss, queue, up, id, a, b, chain, a_to_b, b_to_a"),
+      (f"{F}:10: links[1].capacity: '5Mbs': unknown rate unit 'Mbs'; valid units: bps, kbps, "
+       "Mbps, Gbps (also Mb/s, Mbit/s), e.g. 30Mbps"),
+      f"{F}:10: links[1].b: unknown node 'r9'; known nodes: h1, h2, r1, r2",
+      f"{F}:13: flows[0]: no path from h1 to h2 through routers (the flow is disconnected)"]),
     ("a host with a queue",
      edit((H1, "  h1: {role: host, queue: red}\n")),
      [f"{F}:4: nodes.h1: a host has no queue (queues live on routers and links)"]),
