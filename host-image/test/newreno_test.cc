@@ -123,3 +123,22 @@ TEST(NewReno, HeaderIsNeutral) {
 
 }  // namespace
 }  // namespace xcphost
+
+namespace xcphost {
+namespace {
+
+TEST(NewReno, SlowStartAfterTimeoutEvenIfTransportReportsRecovery) {
+  // The transport may keep its recovery flag up while it repairs the flight
+  // lost to an RTO; the window must still slow-start from one segment.
+  NewReno r(config());
+  r.on_packet_sent(Timestamp::zero(), kMss, 40'000);
+  r.on_timeout(Timestamp::zero());
+  r.on_ack(acked(kMss, 0, /*in_recovery=*/true));
+  r.on_ack(acked(kMss, 0, /*in_recovery=*/true));
+  EXPECT_EQ(r.cwnd_bytes(), 3 * kMss);
+  r.on_recovery_exit(Timestamp::zero());  // no-op: not in fast recovery
+  EXPECT_EQ(r.cwnd_bytes(), 3 * kMss);
+}
+
+}  // namespace
+}  // namespace xcphost

@@ -10,7 +10,10 @@
 // - The transport owns the recovery point (RFC 6582 `recover`). Order for one
 //   ACK: on_ack(ack) first (ack.in_recovery says whether recovery was in
 //   progress when it arrived), then on_loss() if it triggers fast recovery, or
-//   on_recovery_exit() if it covers `recover`.
+//   on_recovery_exit() if it covers `recover`. Controllers keep their own
+//   recovery state (on_loss/on_timeout/on_recovery_exit); ack.in_recovery is
+//   informative, so TCP controllers slow-start after an RTO even while the
+//   transport still counts the repair as recovery.
 // - on_timeout(): the RTO fired; the transport then retransmits from snd_una.
 //   Calling on_recovery_exit() when the post-RTO retransmissions are ACKed
 //   clears XCP's L flag; the first new cumulative ACK outside recovery also does.

@@ -38,8 +38,10 @@ uint64_t NewReno::ssthresh_after_loss(uint64_t bytes_in_flight) const {
 
 void NewReno::on_ack(const AckEvent& ack) {
   last_flight_ = ack.bytes_in_flight;
-  // In recovery the window is held (pipe does the RFC 6582 bookkeeping).
-  if (ack.in_recovery || in_recovery_ || ack.newly_acked_bytes == 0) return;
+  // In fast recovery the window is held (pipe does the RFC 6582 bookkeeping).
+  // Our own flag, not ack.in_recovery: a transport that also treats the
+  // repair after an RTO as "recovery" must still get slow start there.
+  if (in_recovery_ || ack.newly_acked_bytes == 0) return;
   const double acked = static_cast<double>(ack.newly_acked_bytes);
   if (in_slow_start()) {
     cwnd_ += std::min(acked, kAbcLimitSegments * mss_);
