@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from orchestrator.plan.planner import make_plan
 from orchestrator.plan.render import render
@@ -22,5 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(load_spec(args.spec, args.overrides), args.run_id)
-    print(plan.to_json() if args.json else render(plan))
+    try:
+        print(plan.to_json() if args.json else render(plan), flush=True)
+    except BrokenPipeError:  # `xcplab plan X | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
