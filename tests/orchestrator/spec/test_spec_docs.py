@@ -13,7 +13,7 @@ DOC = Path(__file__).resolve().parents[3] / "docs" / "spec.md"
 
 
 def _blocks() -> list[str]:
-    return re.findall(r"```yaml\n(.*?)```", DOC.read_text(), flags=re.S)
+    return re.findall(r"```yaml\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
 
 
 def test_snippets_parse_and_the_full_example_validates() -> None:
