@@ -1,0 +1,111 @@
+"""Transport bench: one xcpperf flow vs one kernel TCP flow (iperf3), same path, same run.
+
+The path is an unshaped veth pair between two fresh namespaces
+(`xcplab-b<6hex>-{a,b}`), offloads off on both ends as in every xcplab
+experiment. No router is on the path, so xcpperf runs `--cc newreno`: XCP
+without a router would get no feedback other than its own unlimited request
+and is then limited only by the send buffer, which measures the same thing.
+Goodput is the receiver's byte count over the test time.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import time
+from typing import Any, Self
+
+from orchestrator.paths import tool
+
+DURATION_S = 5
+
+
+def _sh(*cmd: str) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(list(cmd), check=False, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
+    return p
+
+
+class _VethPath:
+    def __init__(self) -> None:
+        tag = f"xcplab-b{secrets.token_hex(3)}"
+        self.a, self.b = f"{tag}-a", f"{tag}-b"
+        self._made: list[str] = []
+
+    def __enter__(self) -> Self:
+        try:
+            for ns in (self.a, self.b):
+                _sh("ip", "netns", "add", ns)
+                self._made.append(ns)
+                _sh("ip", "-n", ns, "link", "set", "lo", "up")
+            _sh("ip", "link", "add", "eth0", "netns", self.a, "type", "veth",
+                "peer", "name", "eth0", "netns", self.b)
+            for ns, ip in ((self.a, "10.78.0.1/24"), (self.b, "10.78.0.2/24")):
+                _sh("ip", "netns", "exec", ns, "ethtool", "-K", "eth0",
+                    "gso", "off", "gro", "off", "tso", "off", "tx", "off")
+                _sh("ip", "-n", ns, "addr", "add", ip, "dev", "eth0")
+                _sh("ip", "-n", ns, "link", "set", "eth0", "up")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for ns in self._made:
+            subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+
+    def start(self, ns: str, *cmd: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def run(self, ns: str, *cmd: str, timeout: float) -> dict[str, Any]:
+        p = subprocess.run(["ip", "netns", "exec", ns, *cmd], check=False, capture_output=True,
+                           text=True, timeout=timeout)
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
+        return json.loads(p.stdout)
+
+
+def _stop(p: subprocess.Popen[str]) -> None:
+    if p.poll() is None:
+        p.terminate()
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def run() -> dict[str, Any]:
+    xcpperf = str(tool("xcpperf"))
+    with _VethPath() as path:
+        server = path.start(path.b, xcpperf, "-s")
+        try:
+            assert server.stdout is not None
+            server.stdout.readline()  # "listening": the raw socket is open
+            doc = path.run(path.a, xcpperf, "-c", "10.78.0.2", "-t", str(DURATION_S), "-i", "0",
+                           "--cc", "newreno", "--json", timeout=DURATION_S + 30)
+        finally:
+            _stop(server)
+        xcp_end = doc["end"]
+        iperf = path.start(path.b, "iperf3", "-s", "-1")
+        try:
+            time.sleep(0.3)
+            tcp = path.run(path.a, "iperf3", "-c", "10.78.0.2", "-t", str(DURATION_S), "--json",
+                           timeout=DURATION_S + 30)
+        finally:
+            _stop(iperf)
+    return {"transport": {
+        "xcpperf_goodput_mbps": xcp_end["sum_received"]["bits_per_second"] / 1e6,
+        "kernel_tcp_goodput_mbps": tcp["end"]["sum_received"]["bits_per_second"] / 1e6,
+        "xcpperf_retransmits": xcp_end["sum_sent"]["retransmits"],
+        "xcpperf_cc": "newreno (no router on the path)",
+        "path": "veth between two namespaces, unshaped, offloads off",
+        "duration_s": DURATION_S,
+    }}
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))
