@@ -4,6 +4,8 @@
 
 #include <climits>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -122,6 +124,54 @@ TEST(XcpQdisc, DepartingPacketCarriesFeedback) {
   ASSERT_NE(p, nullptr);
   EXPECT_GT(testutil::wire_feedback(*p), 0);
   EXPECT_LT(testutil::wire_feedback(*p), INT32_MAX);
+}
+
+// A stage as XCP-i / the fairness dropper will plug in: sees every arrival
+// (and can drop), runs before and after the port's feedback, and after each
+// timeout with the port's state.
+class RecordingStage final : public XcpStage {
+ public:
+  explicit RecordingStage(std::vector<std::string>& log) : log_(log) {}
+  bool on_arrival(Packet& p, Timestamp) override {
+    log_.push_back("arrival");
+    return p.wire_bytes() != 666;  // drops one marked size
+  }
+  void before_feedback(Packet& p, Timestamp) override {
+    log_.push_back("before:" + std::to_string(p.xcp.feedback_bytes));
+    // Like an XCP-i virtual router: lower H_feedback before the port runs.
+    xcp::store_feedback(p.xcp_shim(), -7);
+    p.xcp.feedback_bytes = -7;
+  }
+  void after_feedback(Packet& p, Timestamp) override {
+    log_.push_back("after:" + std::to_string(testutil::wire_feedback(p)));
+  }
+  void on_timeout(const IntervalState& port, double elapsed_s) override {
+    log_.push_back("timeout d=" + std::to_string(port.d) + " T=" + std::to_string(elapsed_s));
+  }
+
+ private:
+  std::vector<std::string>& log_;
+};
+
+TEST(XcpQdisc, StagesSeeArrivalsFeedbackAndTimeouts) {
+  std::vector<std::string> log;
+  XcpQdisc q({}, XcpParams{}, 1);
+  q.set_capacity(xcp::Rate::bytes_per_second(1e6));
+  q.add_stage(std::make_unique<RecordingStage>(log));
+  EXPECT_FALSE(q.enqueue(make_xcp_packet(666, 10000, 100000, INT32_MAX), at_ms(0)));
+  EXPECT_EQ(q.counters().drops_fairness, 1u);
+  EXPECT_DOUBLE_EQ(q.controller().sums().y_bytes, 666);  // still input traffic
+  ASSERT_TRUE(q.enqueue(make_xcp_packet(1000, 10000, 100000, INT32_MAX), at_ms(0)));
+  auto p = q.dequeue(at_ms(1));
+  // The port's own fb (0 before any timeout) is above the stage's −7: kept.
+  EXPECT_EQ(testutil::wire_feedback(*p), -7);
+  q.on_deadline(at_ms(50));
+  const std::vector<std::string> want = {"arrival", "arrival", "before:2147483647", "after:-7",
+                                         "timeout d=0.100000 T=0.050000"};  // d = SB/SA = the packet's 100 ms
+  EXPECT_EQ(log, want);
+  nlohmann::json out;
+  q.report(out);
+  EXPECT_TRUE(out.contains("xcp"));
 }
 
 }  // namespace
