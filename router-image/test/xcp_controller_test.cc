@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cmath>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -150,6 +151,43 @@ TEST(XcpController, PoolsDiscardedAtTimeout) {
   // And sums were reset.
   EXPECT_DOUBLE_EQ(f.ctl.sums().y_bytes, 0.0);
   EXPECT_EQ(f.ctl.counters().intervals, 2u);
+}
+
+TEST(XcpController, HostileHeadersNeverRaiseFeedbackOrBreakState) {
+  // Seeded random headers over the whole field ranges, random sizes, random
+  // interval lengths and queues: H_feedback never rises, pools never go
+  // negative, the state stays finite and d stays within its bounds.
+  Fixture f(1.25e6, 3);
+  UniformRng rng(99);
+  auto u32 = [&] { return static_cast<uint32_t>(rng.next_u64()); };
+  for (int round = 0; round < 200; ++round) {
+    std::vector<PacketPtr> pkts;
+    for (int i = 0; i < 50; ++i) {
+      const auto fmt = static_cast<xcp::Format>(1 + rng.next_u64() % 3);
+      const uint32_t size = 40 + static_cast<uint32_t>(rng.next_u64() % 1461);
+      const uint32_t cwnd = rng.next() < 0.1 ? 0 : (rng.next() < 0.5 ? 1 + u32() % 4096 : u32());
+      const uint32_t rtt = rng.next() < 0.1 ? 0 : (rng.next() < 0.5 ? 1 + u32() % 1000 : u32());
+      const auto fb = static_cast<int32_t>(u32());
+      pkts.push_back(rng.next() < 0.1 ? make_packet(size) : make_xcp_packet(size, cwnd, rtt, fb, fmt));
+      f.ctl.on_arrival(*pkts.back());
+    }
+    const IntervalState& st = f.ctl.on_timeout(rng.next() * 0.2, rng.next() * 1e6);
+    for (double v : {st.phi, st.h, st.xi_p, st.xi_n, st.r_pos, st.r_neg, st.d, st.y}) ASSERT_TRUE(std::isfinite(v));
+    ASSERT_GE(st.d, 0.001);
+    ASSERT_LE(st.d, 1.0);
+    for (auto& p : pkts) {
+      const int32_t before = p->has_xcp() ? wire_feedback(*p) : 0;
+      f.ctl.on_departure(*p);
+      if (p->has_xcp()) {
+        ASSERT_LE(wire_feedback(*p), before);
+        if (p->xcp.format != xcp::Format::kStandard) {
+          ASSERT_EQ(wire_feedback(*p), before);
+        }
+      }
+      ASSERT_GE(f.ctl.pools().pos, 0.0);
+      ASSERT_GE(f.ctl.pools().neg, 0.0);
+    }
+  }
 }
 
 TEST(XcpController, ReportNamesFields) {
