@@ -1,5 +1,8 @@
 #include "qdisc/drop_tail.hh"
 
+#include <stdexcept>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "qdisc_test_util.hh"
@@ -42,6 +45,18 @@ TEST(DropTail, ByteLimitAdmitsSmallPacketThatFits) {
   EXPECT_EQ(q.bytes(), 3000u);
   EXPECT_EQ(q.counters().drops_overflow, 1u);
   EXPECT_EQ(q.counters().max_bytes, 3000u);
+}
+
+TEST(DropTail, ConfigureRejectsAnyParam) {
+  DropTail q({.packets = 5, .bytes = 0});
+  EXPECT_NO_THROW(q.configure(nlohmann::json::object()));
+  EXPECT_NO_THROW(q.configure(nullptr));
+  try {
+    q.configure({{"max_p", 0.1}});
+    FAIL() << "accepted a param DropTail does not have";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("queue.params.max_p"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

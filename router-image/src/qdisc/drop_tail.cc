@@ -1,5 +1,7 @@
 #include "qdisc/drop_tail.hh"
 
+#include "qdisc/param_reader.hh"
+
 namespace xcprouter {
 
 bool DropTail::do_enqueue(PacketPtr& p, xcp::Timestamp /*now*/, DropCause& cause) {
@@ -10,6 +12,8 @@ bool DropTail::do_enqueue(PacketPtr& p, xcp::Timestamp /*now*/, DropCause& cause
   fifo_.push_back(std::move(p));
   return true;
 }
+
+void DropTail::configure(const nlohmann::json& params) { ParamReader(params, "queue.params").finish(); }
 
 PacketPtr DropTail::do_dequeue(xcp::Timestamp /*now*/) {
   if (fifo_.empty()) return nullptr;

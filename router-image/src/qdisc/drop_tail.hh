@@ -10,6 +10,8 @@ class DropTail final : public Qdisc {
  public:
   explicit DropTail(QueueLimit limit) : Qdisc(limit) {}
   std::string_view kind() const override { return "droptail"; }
+  // DropTail has no params: any key is rejected, naming it.
+  void configure(const nlohmann::json& params) override;
 
  protected:
   bool do_enqueue(PacketPtr& p, xcp::Timestamp now, DropCause& cause) override;
