@@ -11,6 +11,10 @@ namespace {
 
 using nlohmann::json;
 
+std::string join(const std::string& where, const std::string& key) {
+  return where.empty() ? key : where + "." + key;
+}
+
 [[noreturn]] void fail(const std::string& where, const std::string& what) {
   throw std::invalid_argument(where + ": " + what);
 }
@@ -23,20 +27,20 @@ void only_keys(const json& j, const std::string& where, std::initializer_list<co
       ok = ok || k == v;
       list += list.empty() ? v : std::string(", ") + v;
     }
-    if (!ok) fail(where + "." + k, "unknown field (valid: " + list + ")");
+    if (!ok) fail(join(where, k), "unknown field (valid: " + list + ")");
   }
 }
 
 const json& need(const json& j, const std::string& where, const char* key) {
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) fail(where + "." + key, "required");
+  if (it == j.end() || it->is_null()) fail(join(where, key), "required");
   return *it;
 }
 
 std::string need_string(const json& j, const std::string& where, const char* key) {
   const json& v = need(j, where, key);
   if (!v.is_string() || v.get<std::string>().empty()) {
-    fail(where + "." + key, "must be a non-empty string, got " + v.dump());
+    fail(join(where, key), "must be a non-empty string, got " + v.dump());
   }
   return v.get<std::string>();
 }
@@ -153,8 +157,8 @@ LinkConfig parse_link_config(const json& j, const std::string& where) {
 
 EngineConfig parse_config(const json& j, const std::string& source) {
   try {
-    const std::string where = "config";
-    if (!j.is_object()) fail(where, "must be a JSON object");
+    const std::string where;  // top level: field paths start at the key
+    if (!j.is_object()) fail("(document)", "must be a JSON object");
     only_keys(j, where, {"run", "seed", "control_socket", "busy_poll", "lateness_threshold_us", "routers"});
     EngineConfig c;
     if (auto it = j.find("run"); it != j.end() && !it->is_null()) c.run = need_string(j, where, "run");

@@ -1,0 +1,102 @@
+#include "control/control_handler.hh"
+
+#include <gtest/gtest.h>
+
+#include "engine_test_util.hh"
+#include "xcp/clock.hh"
+
+namespace xcprouter {
+namespace {
+
+using enginetest::CollectingSink;
+using nlohmann::json;
+
+RouterConfig one_port_router() {
+  RouterConfig c;
+  c.name = "r1";
+  PortConfig p;
+  p.name = "r1:a";
+  p.ifname = "eth0";
+  p.mac = MacAddress::parse("02:00:00:00:00:02");
+  p.ipv4 = *Ipv4Prefix::parse("10.0.0.2/24", true);
+  p.egress.capacity_bps = 10'000'000;
+  p.egress.delay = xcp::Duration::milliseconds(1);
+  p.egress.queue = {{"kind", "droptail"}, {"limit_packets", 50}};
+  c.ports = {p};
+  return c;
+}
+
+struct Fixture {
+  Fixture() {
+    routers.push_back(std::make_unique<Router>(one_port_router(), 1, 0, std::vector<PacketSink*>{&tx}));
+  }
+  json ask(const std::string& line) { return json::parse(handler.handle(line)); }
+  xcp::FakeClock clock;
+  CollectingSink tx;
+  std::vector<std::unique_ptr<Router>> routers;
+  ControlHandler handler{routers, clock, "run-1", [] { return json{{"late_timers", 0}}; }};
+};
+
+TEST(ControlHandler, Ping) {
+  Fixture f;
+  f.clock.set(xcp::Timestamp::from_ns(123));
+  const json r = f.ask(R"({"cmd":"ping"})");
+  EXPECT_EQ(r["ok"], true);
+  EXPECT_EQ(r["time_ns"], 123);
+}
+
+TEST(ControlHandler, StatsShape) {
+  Fixture f;
+  const json r = f.ask(R"({"cmd":"stats"})");
+  ASSERT_EQ(r["ok"], true);
+  EXPECT_EQ(r["run"], "run-1");
+  EXPECT_EQ(r["fidelity"]["late_timers"], 0);
+  const json& port = r["routers"]["r1"]["ports"]["r1:a"];
+  EXPECT_EQ(port["egress"]["config"]["capacity_bps"], 10000000u);
+  EXPECT_EQ(f.ask(R"({"cmd":"stats","router":"r9"})")["ok"], false);
+}
+
+TEST(ControlHandler, SetLinkAppliesLive) {
+  Fixture f;
+  const json r = f.ask(
+      R"({"cmd":"set_link","router":"r1","port":"r1:a","capacity_bps":20000000,"delay_us":7000,)"
+      R"("limit_packets":9,"loss":{"model":"bernoulli","p":0.25},"up":false})");
+  ASSERT_EQ(r["ok"], true) << r.dump();
+  Link& l = f.routers[0]->egress(0);
+  EXPECT_EQ(l.capacity(), xcp::Rate::megabits_per_second(20));
+  EXPECT_EQ(l.qdisc().capacity(), xcp::Rate::megabits_per_second(20));
+  EXPECT_EQ(l.delay(), xcp::Duration::milliseconds(7));
+  EXPECT_EQ(l.qdisc().limit().packets, 9u);
+  EXPECT_EQ(l.loss_config().p, 0.25);
+  EXPECT_FALSE(l.up());
+  EXPECT_EQ(r["link"]["up"], false);
+}
+
+TEST(ControlHandler, InvalidSetLinkChangesNothing) {
+  Fixture f;
+  const json r = f.ask(R"({"cmd":"set_link","router":"r1","port":"r1:a","capacity_bps":5,"loss":{"model":"x"}})");
+  EXPECT_EQ(r["ok"], false);
+  EXPECT_EQ(f.routers[0]->egress(0).capacity(), xcp::Rate::megabits_per_second(10));
+}
+
+TEST(ControlHandler, ErrorsNameWhatIsWrong) {
+  Fixture f;
+  auto error = [&](const std::string& line) { return f.ask(line)["error"].get<std::string>(); };
+  EXPECT_NE(error("not json").find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(error(R"({"cmd":"reboot"})"), "unknown cmd 'reboot' (valid: ping, stats, set_link, set_queue)");
+  EXPECT_EQ(error(R"({"cmd":"set_link","router":"r1","port":"r1:z"})"),
+            "set_link: unknown port 'r1:z' (router r1 has r1:a)");
+  EXPECT_EQ(error(R"({"cmd":"set_link","router":"r2","port":"r1:a"})"), "set_link: unknown router 'r2' (valid: r1)");
+  EXPECT_EQ(error(R"({"cmd":"set_link","router":"r1","port":"r1:a","direction":"ingress"})"),
+            "set_link: port 'r1:a' has no ingress link configured");
+  EXPECT_EQ(error(R"({"cmd":"set_link","router":"r1","port":"r1:a","capacity_bps":-1})"),
+            "set_link: capacity_bps must be a non-negative integer, got -1");
+  EXPECT_EQ(error(R"({"cmd":"set_link","router":"r1","port":"r1:a","limit_packets":0})"),
+            "set_link: limit_packets and limit_bytes cannot both be 0 (unbounded)");
+  EXPECT_NE(error(R"({"cmd":"set_link","router":"r1","port":"r1:a","speed":1})").find("unknown field 'speed'"),
+            std::string::npos);
+  EXPECT_EQ(error(R"({"cmd":"set_queue","router":"r1","port":"r1:a"})"), "set_queue: params (object) is required");
+}
+
+}  // namespace
+}  // namespace xcprouter
