@@ -182,6 +182,45 @@ TEST(SackScoreboard, NoDuplicateWithNothingOutstanding) {
   EXPECT_EQ(sb.pipe(), 0u);
 }
 
+TEST(SackScoreboard, SmallSegmentsCountBySegmentsNotBytes) {
+  SackScoreboard sb(0, kMss);
+  for (int i = 0; i < 10; ++i) sb.on_sent(sb.snd_nxt(), 100);
+  // Three SACKed segments above the hole, one block at a time (merged into
+  // one run internally), only 300 bytes: lost by the segment rule.
+  ack(sb, 0, {{100, 200}});
+  ack(sb, 0, {{100, 300}});
+  EXPECT_FALSE(sb.is_lost(0));
+  ack(sb, 0, {{100, 400}});
+  EXPECT_TRUE(sb.is_lost(0));
+  EXPECT_FALSE(sb.is_lost(400));
+  auto next = sb.next_segment_to_retransmit();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(*next, (SeqRange{0, 100}));
+}
+
+TEST(SackScoreboard, HolesFoundOneAfterAnotherWhileSendingNewData) {
+  // Every 10th segment lost; SACKs arrive in order and new data keeps going
+  // out. Each hole must be offered exactly once, as soon as it is lost.
+  SackScoreboard sb(0, kMss);
+  send_new(sb, 100);
+  std::vector<uint64_t> offered;
+  for (int i = 1; i < 100; ++i) {
+    if (i % 10 == 0) continue;
+    const uint64_t group = static_cast<uint64_t>(i / 10) * 10 * kMss;
+    ack(sb, 0, {{group + kMss, static_cast<uint64_t>(i + 1) * kMss}});
+    while (auto next = sb.next_segment_to_retransmit()) {
+      offered.push_back(next->start);
+      sb.on_sent(next->start, kMss);
+    }
+    send_new(sb, 1);
+  }
+  std::vector<uint64_t> expected;
+  for (uint64_t g = 0; g < 10; ++g) expected.push_back(g * 10 * kMss);
+  EXPECT_EQ(offered, expected);
+  EXPECT_EQ(sb.lost_bytes(), 10 * kMss);
+  EXPECT_EQ(sb.retransmitted_bytes(), 10 * kMss);
+}
+
 // Random sends, losses, SACKs and cumulative ACKs against a byte-set model:
 // what the scoreboard reports delivered must equal what the receiver has.
 TEST(SackScoreboard, RandomisedAgreesWithReceiverModel) {

@@ -81,10 +81,16 @@ class SackScoreboard {
     bool sacked = false;
     bool lost = false;
     bool retransmitted = false;
+    // Segments as sent that this entry stands for: adjacent SACKed entries are
+    // merged into one run so recovery does not walk a window of entries.
+    uint32_t pieces = 1;
   };
   using SegMap = std::map<uint64_t, Segment>;
 
+  SegMap::iterator find(uint64_t seq);
+  SegMap::const_iterator find(uint64_t seq) const;
   SegMap::iterator split(uint64_t at);
+  void merge_sacked(SegMap::iterator first, SegMap::iterator last);
   void account(const Segment& s, uint64_t len, int sign);
   void mark_lost(SegMap::iterator it);
   uint64_t advance_una(uint64_t ack);
@@ -97,12 +103,14 @@ class SackScoreboard {
   uint64_t nxt_;
   SegMap segs_;  // covers [una_, nxt_) exactly, keyed by start
   uint64_t sacked_bytes_ = 0;
-  uint64_t sacked_segments_ = 0;
+  uint64_t sacked_segments_ = 0;  // sum of pieces of SACKed entries
   uint64_t lost_bytes_ = 0;   // lost and not SACKed
   uint64_t retx_bytes_ = 0;   // retransmitted and not SACKed
   uint64_t dupack_delivered_bytes_ = 0;  // no-SACK estimate of bytes past a hole
   uint64_t high_sacked_ = 0;
-  uint64_t retx_hint_ = 0;  // no retransmission candidate starts below this
+  // No retransmission candidate starts below this; a search cache, lowered
+  // whenever something is marked lost, so const lookups may advance it.
+  mutable uint64_t retx_hint_ = 0;
   uint32_t dupacks_ = 0;
 };
 
