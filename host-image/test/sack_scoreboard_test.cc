@@ -221,6 +221,51 @@ TEST(SackScoreboard, HolesFoundOneAfterAnotherWhileSendingNewData) {
   EXPECT_EQ(sb.retransmitted_bytes(), 10 * kMss);
 }
 
+// Arbitrary (unaligned, overlapping, out-of-range) blocks and cumulative ACKs
+// against a 100-byte-unit model of what has been SACKed.
+TEST(SackScoreboard, ArbitraryBlocksMatchUnitModel) {
+  constexpr uint64_t kUnit = 100;
+  std::mt19937 rng(11);
+  SackScoreboard sb(0, kMss);
+  std::vector<bool> sacked;  // per unit, from 0
+  uint64_t reported = 0;
+  for (int round = 0; round < 4000; ++round) {
+    sb.on_sent(sb.snd_nxt(), kMss);
+    sacked.resize(sb.snd_nxt() / kUnit, false);
+    if (auto next = sb.next_segment_to_retransmit(); next && rng() % 2) {
+      sb.on_sent(next->start, static_cast<uint32_t>(next->length()));
+    }
+    const uint64_t una = sb.snd_una(), nxt = sb.snd_nxt();
+    std::vector<SackBlock> blocks;
+    const int n = static_cast<int>(rng() % 4);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t lo_unit = (una / kUnit) + rng() % ((nxt - una) / kUnit + 10);
+      const uint64_t a = lo_unit >= 5 ? (lo_unit - 5) * kUnit : 0;
+      blocks.push_back({a, a + kUnit * (1 + rng() % 25)});
+    }
+    uint64_t cum = una;
+    if (rng() % 3 == 0) cum = std::min(nxt, una + kUnit * (rng() % 30));
+    auto u = sb.on_ack(cum, blocks);
+    ASSERT_FALSE(u.stale);
+    reported += u.newly_acked_bytes;
+    for (const auto& b : blocks)
+      for (uint64_t x = std::max(b.start, cum); x < std::min(b.end, nxt); x += kUnit) sacked[x / kUnit] = true;
+    uint64_t model = 0;
+    for (uint64_t x = cum / kUnit; x < nxt / kUnit; ++x) model += sacked[x] ? kUnit : 0;
+    ASSERT_EQ(sb.sacked_bytes(), model) << "round " << round;
+    ASSERT_EQ(reported, sb.snd_una() + sb.sacked_bytes()) << "round " << round;
+    ASSERT_LE(sb.lost_bytes() + sb.sacked_bytes(), sb.outstanding_bytes());
+    ASSERT_LE(sb.retransmitted_bytes() + sb.sacked_bytes(), sb.outstanding_bytes());
+    if (round % 700 == 699) {
+      sb.on_timeout();
+      std::fill(sacked.begin(), sacked.end(), false);
+      reported = sb.snd_una();
+      ASSERT_EQ(sb.pipe(), 0u);
+      ASSERT_EQ(sb.lost_bytes(), sb.outstanding_bytes());
+    }
+  }
+}
+
 // Random sends, losses, SACKs and cumulative ACKs against a byte-set model:
 // what the scoreboard reports delivered must equal what the receiver has.
 TEST(SackScoreboard, RandomisedAgreesWithReceiverModel) {
