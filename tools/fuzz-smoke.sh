@@ -13,6 +13,7 @@ shopt -s nullglob
 targets=("$build"/fuzz/fuzz_*)
 if [ ${#targets[@]} -eq 0 ]; then echo "fuzz-smoke: no fuzz targets built" >&2; exit 1; fi
 for t in "${targets[@]}"; do
+  [[ "$t" == *.corpus ]] && continue  # corpus-path side files, not targets
   name=$(basename "$t")
   corpus_src=$(cat "$t.corpus" 2>/dev/null || true)
   work=$(mktemp -d)
