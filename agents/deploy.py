@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from agents import ethtool, nsops
+from agents import ethtool, nsops, rtnl
 from agents.share import Iface, Namespace, Share
 from orchestrator.errors import BackendError
 
@@ -38,12 +38,20 @@ class Deployment:
 
     share: Share
     ns_fds: dict[str, int] = field(default_factory=dict)
+    # rtnetlink socket per namespace (kept until links are up, to poll them cheaply)
+    nl: dict[str, rtnl.Batch] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
     def close(self) -> None:
+        self.close_netlink()
         for fd in self.ns_fds.values():
             os.close(fd)
         self.ns_fds.clear()
+
+    def close_netlink(self) -> None:
+        for b in self.nl.values():
+            b.close()
+        self.nl.clear()
 
 
 def _raise_fd_limit(need: int) -> None:
@@ -89,28 +97,23 @@ def _create_veths(share: Share, dep: Deployment) -> None:
                 raise _fail(v.a.ns, f"veth {v.a.ns}/{v.a.name} <-> {v.b.ns}/{v.b.name}", e) from e
 
 
-def _configure_namespace(ns: Namespace, ifaces: list[Iface], alias: str) -> None:
-    with IPRoute() as ipr, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sk:
-        index = {link.get_attr("IFLA_IFNAME"): link["index"] for link in ipr.get_links()}
-        ipr.link("set", index=index["lo"], state="up")
+def _configure_namespace(ns: Namespace, ifaces: list[Iface], alias: str, b: rtnl.Batch) -> None:
+    """One pipelined netlink batch per namespace (see agents.rtnl), offloads by ioctl."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sk:
+        index = {i.name: rtnl.ifindex(i.name) for i in ifaces}
+        if ns.role == "host":
+            b.link_up(rtnl.ifindex("lo"), None, "lo up")
         for iface in ifaces:
-            idx = index[iface.name]
             ethtool.offloads_off(sk, iface.name)
-            ipr.link("set", index=idx, ifalias=iface.alias or alias, state="up")
+            b.link_up(index[iface.name], iface.alias or alias, f"{iface.name} up")
             for cidr in iface.addrs:
-                addr, plen = cidr.split("/")
-                ipr.addr("add", index=idx, address=addr, prefixlen=int(plen))
+                b.addr(index[iface.name], cidr, f"address {cidr} on {iface.name}")
+        b.commit()  # addresses first: routes via a gateway need the connected subnet
         for r in ns.routes:
-            kw: dict = {"oif": index[r.dev]}
-            if r.via:
-                kw["gateway"] = r.via
-            if r.dst == "default":
-                kw["dst"] = "0.0.0.0/0"
-            else:
-                kw["dst"] = r.dst
-            ipr.route("replace", **kw)
+            b.route(r.dst, index[r.dev], r.via, f"route {r.dst} via {r.via} dev {r.dev}")
         for n in ns.neighbours:
-            ipr.neigh("replace", dst=n.ip, lladdr=n.mac, ifindex=index[n.dev], state="permanent")
+            b.neigh(n.ip, n.mac, index[n.dev], f"neighbour {n.ip} lladdr {n.mac} dev {n.dev}")
+        b.commit()
 
 
 def _configure_all(share: Share, dep: Deployment, home: int) -> None:
@@ -121,7 +124,8 @@ def _configure_all(share: Share, dep: Deployment, home: int) -> None:
     for ns in share.namespaces:
         with nsops.inside(dep.ns_fds[ns.name], home):
             try:
-                _configure_namespace(ns, by_ns[ns.name], share.alias)
+                dep.nl[ns.name] = b = rtnl.Batch()  # socket lives in this namespace
+                _configure_namespace(ns, by_ns[ns.name], share.alias, b)
             except (NetlinkError, OSError, KeyError) as e:
                 raise _fail(ns.node, f"configure namespace {ns.name}", e) from e
 
@@ -155,41 +159,34 @@ def deploy(share: Share, on_namespace: Callable[[str], None] = lambda _n: None) 
     return dep
 
 
-def _pending_links(dep: Deployment, home: int) -> list[str]:
-    pending = []
-    for name, fd in dep.ns_fds.items():
-        with nsops.inside(fd, home), IPRoute() as ipr:
-            for link in ipr.get_links():
-                ifname = link.get_attr("IFLA_IFNAME")
-                if ifname != "lo" and link.get_attr("IFLA_OPERSTATE") != "UP":
-                    pending.append(f"{name}/{ifname}")
-    return pending
-
-
-def wait_operational(dep: Deployment, timeout_s: float = 5.0) -> float:
+def wait_operational(dep: Deployment, timeout_s: float = 10.0) -> float:
     """Wait until every veth end is operationally UP; returns the seconds waited.
 
     The kernel applies carrier changes through linkwatch, which batches
-    non-urgent events for up to ~1 s; until then a link may drop traffic.
+    non-urgent events for up to ~1 s; until then a link drops traffic (noop
+    qdisc). Polls with one link dump per namespace on the sockets kept from
+    configuration (no namespace switching), then closes them.
     """
     t0 = time.monotonic()
-
-    def work() -> list[str]:
-        home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            while True:
-                pending = _pending_links(dep, home)
-                if not pending or time.monotonic() - t0 > timeout_s:
-                    return pending
-                time.sleep(0.05)
-        finally:
-            os.close(home)
-
-    pending = nsops.ns_thread(work)
-    if pending:
-        raise BackendError(node="(links)", cmd="wait for links up", rc=None,
-                           stderr=f"{len(pending)} interfaces not up after {timeout_s}s: "
-                                  + ", ".join(pending[:5]))
+    want = {name: len([1 for v in dep.share.veths for e in (v.a, v.b) if e.ns == name])
+            for name in dep.nl}
+    pending = {n for n, k in want.items() if k}
+    try:
+        while pending:
+            for name in sorted(pending):
+                states = dep.nl[name].operstates()
+                up = sum(1 for idx, st in states.items() if st == rtnl.IF_OPER_UP and idx != 1)
+                if up >= want[name]:
+                    pending.discard(name)
+            if not pending:
+                break
+            if time.monotonic() - t0 > timeout_s:
+                raise BackendError(node="(links)", cmd="wait for links up", rc=None,
+                                   stderr=f"{len(pending)} namespaces with links not up after "
+                                          f"{timeout_s}s: " + ", ".join(sorted(pending)[:5]))
+            time.sleep(0.05)
+    finally:
+        dep.close_netlink()
     return time.monotonic() - t0
 
 

@@ -1,0 +1,162 @@
+"""A minimal pipelined rtnetlink writer: many requests in one send, acks read after.
+
+pyroute2 waits for each request's ack in its own event-loop turn (~1 ms of
+Python per request); configuring a namespace needs a handful of requests, so
+here they are packed by hand (linux/rtnetlink.h layouts), sent as one batch on a
+socket of the calling thread's namespace, and every ack is checked — an error
+names the request that caused it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import struct
+from typing import Self
+
+NLM_F_REQUEST, NLM_F_ACK = 0x1, 0x4
+NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
+NLM_F_DUMP = 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+IFLA_OPERSTATE, IF_OPER_UP = 16, 6
+RTM_GETLINK = 18
+RTM_NEWLINK, RTM_NEWADDR, RTM_NEWROUTE, RTM_NEWNEIGH = 16, 20, 24, 28
+IFF_UP = 0x1
+IFLA_IFALIAS = 20
+IFA_ADDRESS, IFA_LOCAL = 1, 2
+RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
+NDA_DST, NDA_LLADDR = 1, 2
+RT_TABLE_MAIN, RTPROT_STATIC, RTN_UNICAST = 254, 4, 1
+RT_SCOPE_UNIVERSE, RT_SCOPE_LINK = 0, 253
+NUD_PERMANENT = 0x80
+
+
+def _attr(kind: int, payload: bytes) -> bytes:
+    n = 4 + len(payload)
+    return struct.pack("=HH", n, kind) + payload + b"\0" * ((4 - n % 4) % 4)
+
+
+def _ip(addr: str) -> bytes:
+    return socket.inet_aton(addr)
+
+
+def _mac(mac: str) -> bytes:
+    return bytes(int(x, 16) for x in mac.split(":"))
+
+
+class Batch:
+    """Requests for ONE namespace: create it in a thread inside that namespace."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        self.sock.bind((0, 0))
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        self.sock.settimeout(30.0)  # a lost ack must fail the deploy, never hang it
+        self.msgs: list[bytes] = []
+        self.what: dict[int, str] = {}
+        self.seq = 0
+
+    def _add(self, mtype: int, flags: int, body: bytes, what: str) -> None:
+        self.seq += 1
+        self.what[self.seq] = what
+        self.msgs.append(struct.pack("=IHHII", 16 + len(body), mtype,
+                                     NLM_F_REQUEST | NLM_F_ACK | flags, self.seq, 0) + body)
+
+    def link_up(self, index: int, alias: str | None, what: str) -> None:
+        body = struct.pack("=BxHiII", socket.AF_UNSPEC, 0, index, IFF_UP, IFF_UP)
+        if alias:
+            body += _attr(IFLA_IFALIAS, alias.encode())
+        self._add(RTM_NEWLINK, 0, body, what)
+
+    def addr(self, index: int, cidr: str, what: str) -> None:
+        ip, plen = cidr.split("/")
+        body = struct.pack("=BBBBI", socket.AF_INET, int(plen), 0, RT_SCOPE_UNIVERSE, index)
+        body += _attr(IFA_LOCAL, _ip(ip)) + _attr(IFA_ADDRESS, _ip(ip))
+        self._add(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, body, what)
+
+    def route(self, dst: str, oif: int, via: str | None, what: str) -> None:
+        net, plen = (dst.split("/") if dst != "default" else ("0.0.0.0", "0"))
+        scope = RT_SCOPE_UNIVERSE if via else RT_SCOPE_LINK
+        body = struct.pack("=BBBBBBBBI", socket.AF_INET, int(plen), 0, 0, RT_TABLE_MAIN,
+                           RTPROT_STATIC, scope, RTN_UNICAST, 0)
+        if int(plen):
+            body += _attr(RTA_DST, _ip(net))
+        body += _attr(RTA_OIF, struct.pack("=I", oif))
+        if via:
+            body += _attr(RTA_GATEWAY, _ip(via))
+        self._add(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, body, what)
+
+    def neigh(self, ip: str, mac: str, index: int, what: str) -> None:
+        body = struct.pack("=BxxxiHBB", socket.AF_INET, index, NUD_PERMANENT, 0, 0)
+        body += _attr(NDA_DST, _ip(ip)) + _attr(NDA_LLADDR, _mac(mac))
+        self._add(RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE, body, what)
+
+    def commit(self) -> None:
+        """Send everything, then read one ack per request; raise on the first error."""
+        pending = set(self.what)  # only this batch's requests: `what` is cleared below
+        # one datagram per request keeps each under the socket's limits; no waiting between
+        for m in self.msgs:
+            self.sock.send(m)
+        first_error: OSError | None = None
+        while pending:
+            data = self.sock.recv(1 << 16)
+            off = 0
+            while off + 16 <= len(data):
+                ln, typ, _fl, seq, _pid = struct.unpack_from("=IHHII", data, off)
+                if typ == NLMSG_ERROR:
+                    code = -struct.unpack_from("=i", data, off + 16)[0]
+                    pending.discard(seq)
+                    if code and first_error is None:
+                        first_error = OSError(code, f"{self.what.get(seq, '?')}: "
+                                                    f"{os.strerror(code)}")
+                off += (ln + 3) & ~3
+        self.msgs.clear()
+        self.what.clear()
+        if first_error:
+            raise first_error
+
+    def operstates(self) -> dict[int, int]:
+        """ifindex -> IFLA_OPERSTATE (6 = up) of every link in this namespace (one dump)."""
+        self.seq += 1
+        body = struct.pack("=BxHiII", socket.AF_UNSPEC, 0, 0, 0, 0)
+        self.sock.send(struct.pack("=IHHII", 16 + len(body), RTM_GETLINK,
+                                   NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0) + body)
+        out: dict[int, int] = {}
+        while True:
+            data = self.sock.recv(1 << 16)
+            off = 0
+            while off + 16 <= len(data):
+                ln, typ, _fl, _seq, _pid = struct.unpack_from("=IHHII", data, off)
+                if typ == NLMSG_DONE:
+                    return out
+                if typ == NLMSG_ERROR:
+                    code = -struct.unpack_from("=i", data, off + 16)[0]
+                    raise OSError(code, f"link dump: {os.strerror(code)}")
+                index = struct.unpack_from("=i", data, off + 20)[0]
+                a = off + 32
+                while a + 4 <= off + ln:
+                    alen, atyp = struct.unpack_from("=HH", data, a)
+                    if alen < 4:
+                        break
+                    if atyp == IFLA_OPERSTATE:
+                        out[index] = data[a + 4]
+                    a += (alen + 3) & ~3
+                off += (ln + 3) & ~3
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ifindex(name: str) -> int:
+    """Index of `name` in the calling thread's namespace."""
+    try:
+        return socket.if_nametoindex(name)
+    except OSError as e:
+        raise OSError(errno.ENODEV, f"no interface {name!r} in this namespace") from e

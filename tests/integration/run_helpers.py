@@ -1,0 +1,50 @@
+"""Helpers for end-to-end runs: a three-node spec and the router mode this build supports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from orchestrator import paths
+from orchestrator.errors import XcplabError
+
+THREE_NODE = """\
+name: three
+duration: {duration}
+nodes:
+  h1: {{role: host}}
+  r1: {{role: router, queue: droptail}}
+  h2: {{role: host}}
+links:
+  - {{a: h1, b: r1, capacity: 100Mbps, delay: 5ms}}
+  - {{a: r1, b: h2, capacity: 20Mbps, delay: 10ms}}
+flows:
+  - {{id: f1, src: h1, dst: h2, proto: tcp, cc: cubic, start: 0.2s}}
+"""
+
+
+def router_mode() -> str:
+    """`engine` once xcp-router is built, else the kernel-forwarding stop-gap."""
+    try:
+        paths.tool("xcp-router")
+        return "engine"
+    except XcplabError:
+        return "kernel"
+
+
+def write_spec(tmp: Path, duration: str) -> Path:
+    p = tmp / "three.yaml"
+    p.write_text(THREE_NODE.format(duration=duration))
+    return p
+
+
+def xcplab(*args: str, **kw) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+    return subprocess.run([sys.executable, "-m", "orchestrator.cli", *args],
+                          capture_output=True, text=True, check=False, **kw)
+
+
+def netns_with(tag: str) -> list[str]:
+    d = Path("/run/netns")
+    return sorted(p.name for p in d.iterdir() if p.name.startswith(f"xcplab-{tag}-")) \
+        if d.is_dir() else []

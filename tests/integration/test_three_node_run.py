@@ -1,0 +1,50 @@
+"""`xcplab run` end to end on host - router - host (root, a few seconds)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from run_helpers import netns_with, router_mode, write_spec, xcplab
+
+from orchestrator.plan.naming import run_tag
+
+pytestmark = pytest.mark.root
+
+
+def test_three_node_run_end_to_end(tmp_path: Path) -> None:
+    mode = router_mode()
+    spec = write_spec(tmp_path, "3s")
+    run_id = "three-20260101T000000-" + tmp_path.name[-4:].encode().hex()[:4]
+    res = xcplab("run", str(spec), "--out", str(tmp_path / "runs"), "--run-id", run_id,
+                 "--backend-opt", f"router_mode={mode}", "--no-progress", timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = Path(res.stdout.strip().splitlines()[-1])  # the last line is the run directory
+    assert run_dir == tmp_path / "runs" / run_id
+    for name in ("spec.yaml", "resolved.json", "plan.json", "summary.json", "manifest.json"):
+        assert (run_dir / name).is_file(), name
+    assert (tmp_path / "runs" / f"{run_id}.tar.gz").is_file()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed"
+
+    flow = pd.read_csv(run_dir / "metrics" / "flow.csv")
+    f1 = flow[flow.flow == "f1"]
+    assert len(f1) >= 10  # ~28 samples at 100 ms over 2.8 s of flow
+    assert f1["bytes"].is_monotonic_increasing and f1["bytes"].iloc[-1] > 1_000_000
+    link = pd.read_csv(run_dir / "metrics" / "link.csv")
+    assert {"r1->h2", "r1->h1"} <= set(link["link"])
+    t = link["t_s"].drop_duplicates().sort_values()
+    assert 0.08 < t.diff().median() < 0.12  # the 100 ms sampling interval
+    events = pd.read_csv(run_dir / "metrics" / "event.csv")
+    start = events[events.kind == "flow_start"].iloc[0]
+    assert json.loads(start["detail"])["lateness_ms"] < 20
+    if mode == "engine":
+        # 2 x (5 ms + 10 ms) propagation: no RTT sample below 30 ms
+        assert f1["srtt_us"].min() >= 30_000
+        util = link[link.link == "r1->h2"]["utilization"].dropna()
+        assert util.max() <= 1.05  # never faster than the emulated 20 Mb/s
+    # nothing left behind
+    assert netns_with(run_tag(run_id)) == []
+    assert not Path(f"/run/xcplab/{run_id}").exists()
