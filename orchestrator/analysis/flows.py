@@ -106,14 +106,20 @@ def summarize_flow(df: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def summarize_flows(flow_df: pd.DataFrame, spec_flow_ids: list[str]) -> dict[str, dict[str, Any]]:
+def summarize_flows(flow_df: pd.DataFrame, spec_flow_ids: list[str],
+                    declared: dict[str, dict[str, str]] | None = None
+                    ) -> dict[str, dict[str, Any]]:
     """Entries for every flow seen in the metrics and every flow the spec declared.
 
-    A declared flow with no samples still appears (0 bytes), so a flow that never
-    started is visible in the summary rather than silently absent.
+    A declared flow with no samples still appears (0 bytes, proto/src/dst from
+    the plan), so a flow that never started is visible rather than absent.
     """
     out: dict[str, dict[str, Any]] = {}
     ids = list(dict.fromkeys(spec_flow_ids + [str(f) for f in flow_df["flow"].dropna().unique()]))
     for fid in ids:
-        out[fid] = summarize_flow(flow_df[flow_df["flow"] == fid])
+        entry = summarize_flow(flow_df[flow_df["flow"] == fid])
+        for key, value in (declared or {}).get(fid, {}).items():
+            if not entry.get(key):
+                entry[key] = value
+        out[fid] = entry
     return out

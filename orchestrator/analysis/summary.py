@@ -60,7 +60,7 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
     th = thresholds or Thresholds()
     ctx = RunContext.load(run_dir)
     m = load_metrics(run_dir)
-    flows = summarize_flows(m.flow, ctx.flow_ids())
+    flows = summarize_flows(m.flow, ctx.flow_ids(), ctx.flow_info())
     links = summarize_links(m.link)
 
     problems: list[str] = []

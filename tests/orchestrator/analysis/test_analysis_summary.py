@@ -53,6 +53,7 @@ def test_summary_is_valid_json_without_nan(make_run):
     assert s["status"] == "failed" and s["links"] == {}
     # Spec flows that never produced a sample are listed with zero bytes, not dropped.
     assert s["flows"]["f1"]["bytes"] == 0 and s["flows"]["f1"]["srtt_mean_ms"] is None
+    assert (s["flows"]["f2"]["proto"], s["flows"]["f2"]["src"]) == ("tcp", "h2")  # from plan
     assert s["timings"] == {"deploy_s": None, "run_s": None, "teardown_s": None}
 
 
