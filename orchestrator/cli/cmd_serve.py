@@ -17,6 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", type=Path, help="database and runs (default /var/lib/xcplab)")
     p.add_argument("--db", dest="db_url", help="SQLAlchemy URL, e.g. postgresql+psycopg://...")
     p.add_argument("--runs-dir", type=Path)
+    p.add_argument("--archives-dir", type=Path, help="move finished archives here")
     p.add_argument("--backend", choices=["netns", "docker", "cluster"])
     p.add_argument("--influx", dest="influx_url", help="InfluxDB URL for live metrics")
     p.add_argument("--pools", help="NAME=CONCURRENCY,... (default local=1; 0 pauses a pool)")
@@ -36,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         pools = parse_pools(args.pools) if args.pools else None
         settings = settings_from_env(data_dir=args.data_dir, db_url=args.db_url,
-                                     runs_dir=args.runs_dir, backend=args.backend,
+                                     runs_dir=args.runs_dir, archives_dir=args.archives_dir,
+                                     backend=args.backend,
                                      influx_url=args.influx_url, pools=pools,
                                      run_time_limit_s=args.run_time_limit_s)
     except ValueError as e:

@@ -10,6 +10,7 @@ what the API (and its SSE stream) reads.
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -198,6 +199,16 @@ class Scheduler:
                 log.exception("%s: progress update failed", exp_id)
         return on_progress
 
+    def _store_archive(self, path: str | None) -> str | None:
+        """Moves a finished archive to archives_dir when one is configured."""
+        dest_dir = self.settings.archives_dir
+        if path is None or dest_dir is None or not Path(path).is_file():
+            return path
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        dest = dest_dir / Path(path).name
+        shutil.move(path, dest)
+        return str(dest)
+
     def _execute(self, exp_id: str, cancel: threading.Event) -> None:
         with self._sessions() as db:
             exp = db.scalar(select(Experiment).where(Experiment.id == exp_id))
@@ -236,6 +247,7 @@ class Scheduler:
                                 f"{self.settings.run_time_limit_s:g} s; torn down")
         elif reason == "stopping":
             values.update(state=State.failed.value, error="interrupted: the server stopped")
+        values["archive_path"] = self._store_archive(values.get("archive_path"))
         values["finished_at"] = utcnow()
         if values["state"] == State.completed.value:
             values["fraction"] = 1.0

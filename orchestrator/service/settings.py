@@ -26,6 +26,8 @@ class Settings(BaseModel):
     db_url: str | None = Field(default=None,
                                description="SQLAlchemy URL; default sqlite in data_dir")
     runs_dir: Path | None = Field(default=None, description="default data_dir/runs")
+    archives_dir: Path | None = Field(
+        default=None, description="if set, finished archives move here (own volume)")
     backend: str = "netns"
     influx_url: str | None = None
     # pool name -> how many runs it executes at once; 0 pauses a pool (bench, tests).
@@ -75,7 +77,7 @@ def parse_pools(text: str) -> dict[str, int]:
 
 
 _ENV_FIELDS: dict[str, str] = {
-    "DATA_DIR": "data_dir", "DB_URL": "db_url", "RUNS_DIR": "runs_dir",
+    "DATA_DIR": "data_dir", "DB_URL": "db_url", "RUNS_DIR": "runs_dir", "ARCHIVES_DIR": "archives_dir",
     "BACKEND": "backend", "INFLUX_URL": "influx_url", "DEFAULT_POOL": "default_pool",
     "RUN_TIME_LIMIT_S": "run_time_limit_s", "MAX_SPEC_BYTES": "max_spec_bytes",
     "MAX_NODES": "max_nodes", "MAX_FLOWS": "max_flows",

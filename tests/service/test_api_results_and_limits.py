@@ -143,3 +143,12 @@ def test_control_characters_are_422_not_500(api: Api) -> None:
     assert r.status_code == 422 and r.json()["lines"][0].startswith("submitted.yaml")
     r = api.submit("alice", "\x00")
     assert r.status_code == 422
+
+
+def test_archives_move_to_their_own_directory(make_api, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    api = make_api(archives_dir=tmp_path / "archives")
+    exp_id = api.submit("alice").json()["id"]
+    api.wait("alice", exp_id)
+    assert (tmp_path / "archives" / f"{exp_id}.tar.gz").is_file()
+    a = api.client.get(f"/api/v1/runs/{exp_id}/archive", headers=api.h("alice"))
+    assert a.status_code == 200 and a.content[:2] == b"\x1f\x8b"  # gzip magic
