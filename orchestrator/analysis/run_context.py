@@ -171,7 +171,8 @@ class RunContext:
                 return []  # e.g. an unexpanded `chain:`: the directions are not knowable
             link_id = str(link.get("id") or f"{a}-{b}")
             for side, src, dst in (("a_to_b", a, b), ("b_to_a", b, a)):
-                d = link.get(side) if isinstance(link.get(side), dict) else {}
+                raw = link.get(side)
+                d: dict[str, Any] = raw if isinstance(raw, dict) else {}
                 cap = d.get("capacity_bps", d.get("capacity", link.get("capacity")))
                 loss = _loss_mean(d.get("loss", link.get("loss") or {"model": "none"}))
                 out.append(Direction(f"{src}->{dst}", link_id, side,

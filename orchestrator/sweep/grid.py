@@ -60,7 +60,7 @@ def expand(params: list[Param], repeat: int, base_seed: int) -> list[Point]:
         raise XcplabError(f"--param: {', '.join(sorted({p for p in paths if paths.count(p) > 1}))}"
                           " given more than once; list all its values in one --param")
     seeded = "seed" in paths
-    points = []
+    points: list[Point] = []
     combos = itertools.product(*(p.values for p in params)) if params else [()]
     for combo in combos:
         for rep in range(repeat):
