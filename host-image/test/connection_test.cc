@@ -159,6 +159,30 @@ TEST(Connection, RetransmissionTimerBacksOffThenGivesUp) {
   }
 }
 
+TEST(Connection, SilentPeerIsDroppedAfterTheIdleTimeout) {
+  SimNetwork net({}, {}, 1);
+  bool blackhole = false;
+  net.a_to_b().filter = [&](std::vector<uint8_t>&) { return !blackhole; };
+  PatternReceiver rx;
+  Connection* accepted = nullptr;
+  auto cfg = base_config();
+  cfg.idle_timeout = xcp::Duration::seconds(3);
+  net.b().listen(5001, cfg, [&](Connection& c) {
+    accepted = &c;
+    return &rx;
+  });
+  PatternSender tx(10'000'000);
+  net.a().connect(kKey, cfg, &tx, net.now());
+  net.run_until([&] { return rx.received > 50'000; }, xcp::Duration::seconds(10));
+  blackhole = true;  // the client vanishes (e.g. SIGKILL): the receiver has nothing to retransmit
+  const double t_silent = net.now().seconds_f();
+  net.run_until([&] { return rx.closed; }, xcp::Duration::seconds(20));
+  EXPECT_TRUE(rx.closed);
+  EXPECT_EQ(rx.error, ConnError::kTimedOut);
+  EXPECT_NEAR(net.now().seconds_f() - t_silent, 3.0, 0.05);
+  EXPECT_EQ(net.b().connection_count(), 0u);
+}
+
 TEST(Connection, ReceiverReturnsEveryFeedbackByteUnderDelayedAcks) {
   SimNetwork net({}, {}, 1);
   // Stand in for a router: every data packet carries H_feedback = 7 on arrival.

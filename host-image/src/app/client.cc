@@ -31,25 +31,6 @@ std::string ipv4_string(uint32_t addr) {
   return buf;
 }
 
-// The source address the kernel will use towards `dst` (a connected UDP
-// socket sends nothing but resolves the route).
-std::string local_address_towards(uint32_t dst) {
-  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return "";
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(9);
-  sa.sin_addr.s_addr = htonl(dst);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
-    sockaddr_in me{};
-    socklen_t len = sizeof me;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0) out = ipv4_string(ntohl(me.sin_addr.s_addr));
-  }
-  close(fd);
-  return out;
-}
-
 uint16_t first_local_port(const Options& o, xcp::Timestamp now) {
   if (o.cport != 0) return o.cport;
   // Ephemeral range 32768..60999 (Linux default); pid and clock keep
@@ -66,7 +47,7 @@ struct Stream {
 
 nlohmann::json start_json(const Options& o, const std::vector<Stream>& streams) {
   nlohmann::json connected = nlohmann::json::array();
-  const std::string local = local_address_towards(o.host_addr);
+  const std::string local = ipv4_string(local_address_towards(o.host_addr));
   for (const auto& s : streams) {
     connected.push_back({{"socket", &s - &streams[0] + 1},
                          {"local_host", local},
@@ -100,7 +81,7 @@ nlohmann::json start_json(const Options& o, const std::vector<Stream>& streams) 
 int run_client(const Options& o) {
   install_stop_signals();
   HostStack hs(o);
-  const ConnectionConfig cfg = connection_config(o);
+  const ConnectionConfig cfg = connection_config(o, local_address_towards(o.host_addr));
   Reporter rep(o.json ? Reporter::Format::kJson
                       : (o.json_stream ? Reporter::Format::kJsonStream : Reporter::Format::kText),
                stdout);

@@ -1,5 +1,10 @@
 #include "app/host_stack.hh"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "io/icmp_filter.hh"
 
 namespace xcphost {
@@ -12,7 +17,25 @@ RawSocketConfig socket_config(const Options& o) {
 }
 }  // namespace
 
-ConnectionConfig connection_config(const Options& o) {
+uint32_t local_address_towards(uint32_t dst) {
+  // A connected UDP socket sends nothing but resolves the route.
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(9);
+  sa.sin_addr.s_addr = htonl(dst);
+  uint32_t out = 0;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+    sockaddr_in me{};
+    socklen_t len = sizeof me;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0) out = ntohl(me.sin_addr.s_addr);
+  }
+  close(fd);
+  return out;
+}
+
+ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
   ConnectionConfig c;
   c.cc = o.cc;
   c.desired_rate = o.rate;
@@ -20,6 +43,12 @@ ConnectionConfig connection_config(const Options& o) {
   if (o.window_bytes != 0) c.send_buffer_bytes = o.window_bytes;
   c.delayed_ack = o.delayed_ack;
   c.connect_timeout = o.connect_timeout;
+  c.idle_timeout = o.idle_timeout;
+  if (o.xcpi) {
+    c.xcpi_ip_ttl = o.ttl;
+    c.xcpi_sender_ipv4 = local_addr;
+  }
+  c.ixcp_access_link_id = o.ixcp_link_id;
   return c;
 }
 

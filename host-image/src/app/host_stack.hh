@@ -13,7 +13,10 @@
 
 namespace xcphost {
 
-ConnectionConfig connection_config(const Options& o);
+// `local_addr`: our IPv4 address towards the peer (host order; XCP-i only).
+ConnectionConfig connection_config(const Options& o, uint32_t local_addr = 0);
+// The source address the kernel uses towards `dst` (0 when there is no route).
+uint32_t local_address_towards(uint32_t dst);
 
 struct HostStack {
   explicit HostStack(const Options& o);

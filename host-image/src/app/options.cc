@@ -56,7 +56,10 @@ std::string_view usage_text() {
          "      --cport PORT        client: first local port (default random)\n"
          "      --connect-timeout S client: give up on SYN after S seconds (default 5)\n"
          "      --no-delayed-ack    acknowledge every segment\n"
-         "      --ttl N             IP TTL of sent packets\n"
+         "      --ttl N             IP TTL of sent packets (default 64 with --xcpi, else the kernel's)\n"
+         "      --idle-timeout S    drop a connection silent for S seconds (default 30; 0 = never)\n"
+         "      --xcpi              send the XCP-i block (xcp_ttl = IP TTL, last_xcp_router = us)\n"
+         "      --ixcp-link-id ID   send the iXCP block, starting from this access-link id\n"
          "      --install-icmp-filter  add the nft rule dropping ICMP protocol-unreachable\n"
          "      --title TEXT        label copied into the JSON output\n"
          "exit codes: 0 ok, 1 error (lost/reset), 2 usage, 3 connect failed, 4 verify failed\n";
@@ -154,6 +157,18 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       auto d = v ? parse_double(*v) : std::nullopt;
       if (!d || *d < 1 || *d > 255) return need(a, "an integer in 1..255");
       o.ttl = static_cast<uint8_t>(*d);
+    } else if (a == "--idle-timeout") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d < 0) return need(a, "a non-negative number of seconds (0 = never)");
+      o.idle_timeout = xcp::Duration::seconds(*d);
+    } else if (a == "--xcpi") {
+      o.xcpi = true;
+    } else if (a == "--ixcp-link-id") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d < 0 || *d > 4294967295.0 || *d != std::floor(*d)) return need(a, "an integer in 0..2^32-1");
+      o.ixcp_link_id = static_cast<uint32_t>(*d);
     } else if (a == "--title") {
       auto v = value(a);
       if (!v) return need(a, "a text");
@@ -166,6 +181,7 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
   o.mode = server ? Options::Mode::kServer : Options::Mode::kClient;
   if (o.bytes && have_time) return std::string("-t and -n are mutually exclusive");
   if (o.json && o.json_stream) return std::string("--json and --json-stream are mutually exclusive");
+  if (o.xcpi && o.ttl == 0) o.ttl = 64;  // XCP-i needs the TTL we send with
   return o;
 }
 

@@ -51,6 +51,7 @@ Connection::Connection(const ConnectionConfig& cfg, FlowKey key, bool active,
 
 void Connection::start(xcp::Timestamp now) {
   started_at_ = now;
+  last_rx_ = now;
   if (active_) {
     send_control(seg_flags::kSyn, now);
     rto_deadline_ = now + rtt_.rto();
@@ -106,6 +107,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
                            std::span<const uint8_t> payload, xcp::Timestamp now) {
   if (done()) return;
   ++stats_.packets_received;
+  last_rx_ = now;
   if (seg.has(seg_flags::kRst)) {
     finish(ConnState::kFailed, ConnError::kReset);
     return;
@@ -248,7 +250,16 @@ void Connection::check_peer_fin() {
 
 // ---- timers --------------------------------------------------------------
 
-xcp::Timestamp Connection::next_deadline() const { return std::min(rto_deadline_, delack_deadline_); }
+xcp::Timestamp Connection::idle_deadline() const {
+  if (done() || state_ == ConnState::kSynSent || cfg_.idle_timeout <= xcp::Duration::zero()) {
+    return xcp::Timestamp::max();
+  }
+  return last_rx_ + cfg_.idle_timeout;
+}
+
+xcp::Timestamp Connection::next_deadline() const {
+  return std::min({rto_deadline_, delack_deadline_, idle_deadline()});
+}
 
 void Connection::on_timer(xcp::Timestamp now) {
   if (done()) return;
@@ -260,6 +271,7 @@ void Connection::on_timer(xcp::Timestamp now) {
     }
   }
   if (rto_deadline_ <= now) on_retransmission_timeout(now);
+  if (!done() && idle_deadline() <= now) abort(now, ConnError::kTimedOut);
 }
 
 void Connection::on_retransmission_timeout(xcp::Timestamp now) {

@@ -113,6 +113,7 @@ class Connection {
   void fill_ack_fields(SegmentHeader& seg) const;
   uint32_t advertised_window() const;
   void arm_rto(xcp::Timestamp now);
+  xcp::Timestamp idle_deadline() const;
   uint64_t window_payload_bytes() const;
 
   ConnectionConfig cfg_;
@@ -131,6 +132,7 @@ class Connection {
   ConnState state_;
   ConnError error_ = ConnError::kNone;
   xcp::Timestamp started_at_;
+  xcp::Timestamp last_rx_;
 
   // Sender.
   uint64_t write_end_ = 0;                 // stream offset after the last byte written

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "cc/congestion_controller.hh"
 #include "transport/rtt_estimator.hh"
@@ -27,6 +28,14 @@ struct ConnectionConfig {
   xcp::Duration connect_timeout = xcp::Duration::seconds(5);
   // This many consecutive retransmission timeouts without progress: connection lost.
   uint32_t max_consecutive_timeouts = 12;
+  // Nothing received for this long after the SYN: the peer is gone (a killed
+  // client leaves a server connection with nothing to retransmit). Zero = never.
+  xcp::Duration idle_timeout = xcp::Duration::seconds(30);
+  // XCP-i sender duty (PROTOCOL.md §4): IP TTL the socket uses and our address.
+  uint8_t xcpi_ip_ttl = 0;
+  uint32_t xcpi_sender_ipv4 = 0;
+  // iXCP sender duty (PROTOCOL.md §5): id of our access link.
+  std::optional<uint32_t> ixcp_access_link_id;
 
   // `s` of PROTOCOL.md for a full data packet.
   uint32_t packet_bytes() const { return mss_bytes + kPacketOverheadBytes; }
@@ -35,6 +44,9 @@ struct ConnectionConfig {
     c.mss_bytes = mss_bytes;
     c.packet_bytes = packet_bytes();
     c.desired_rate = desired_rate;
+    c.xcpi_ip_ttl = xcpi_ip_ttl;
+    c.xcpi_sender_ipv4 = xcpi_sender_ipv4;
+    c.ixcp_access_link_id = ixcp_access_link_id;
     return c;
   }
 };
