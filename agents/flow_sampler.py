@@ -98,19 +98,19 @@ class TcpDiag:
         self.sock.close()
 
 
-def _first(d: dict[str, Any], *keys: str) -> Any:
-    for k in keys:
-        if k in d and d[k] is not None:
-            return d[k]
-    return ""
-
-
 @dataclass
 class XcpperfReader:
-    """Keeps the latest interval line per stream of an xcpperf client's live output."""
+    """Cumulative per-stream state from an xcpperf client's `--json-stream` output.
+
+    host-image/README.md: one `{"event":"interval","data":{"streams":[...]}}` line per
+    interval as it happens; per stream `bytes`/`retransmits`/`feedback_bytes` are
+    per interval, `cwnd` (bytes) and `srtt_us` instantaneous. Here bytes and
+    retransmits are summed into cumulative counters; feedback is the last interval's.
+    """
 
     latest: dict[str, StreamSample] = field(default_factory=dict)
     final: dict[str, Any] | None = None
+    error: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     bad_lines: int = 0
 
@@ -123,31 +123,38 @@ class XcpperfReader:
         except json.JSONDecodeError:
             self.bad_lines += 1
             return
-        kind = obj.get("event") or obj.get("type")
-        if kind in ("end", "summary", "final"):
-            self.final = obj
-            return
-        data = obj.get("data", obj)
-        streams = data.get("streams") if isinstance(data, dict) else None
-        for s in (streams if isinstance(streams, list) else [data]):
-            if not isinstance(s, dict):
-                continue
-            total = _first(s, "bytes_total", "total_bytes", "bytes_acked", "cum_bytes")
-            if total == "":
-                continue
-            sample = StreamSample(
-                stream=str(_first(s, "stream", "socket", "id") or 0), bytes=int(total),
-                cwnd_bytes=_first(s, "cwnd_bytes", "snd_cwnd", "cwnd"),
-                srtt_us=_first(s, "srtt_us", "rtt_us", "rtt"),
-                retransmits=_first(s, "retransmits_total", "retransmits", "retrans"),
-                feedback_bytes=_first(s, "feedback_bytes", "feedback"))
-            with self.lock:
-                self.latest[sample.stream] = sample
+        event = obj.get("event")
+        if event == "end":
+            self.final = obj.get("data")
+        elif event == "error":
+            self.error = str(obj.get("data"))
+        elif event == "interval":
+            for st in (obj.get("data") or {}).get("streams", []):
+                self._interval(st)
 
-    def pump(self, stream: IO[bytes]) -> threading.Thread:
+    def _interval(self, st: dict[str, Any]) -> None:
+        key = str(st.get("socket", 0))
+        with self.lock:
+            prev = self.latest.get(key)
+            total = (prev.bytes if prev else 0) + int(st.get("bytes", 0))
+            retr = (int(prev.retransmits) if prev and prev.retransmits != "" else 0) \
+                + int(st.get("retransmits", 0) or 0)
+            self.latest[key] = StreamSample(
+                stream=key, bytes=total, cwnd_bytes=st.get("cwnd", ""),
+                srtt_us=st.get("srtt_us", ""), retransmits=retr,
+                feedback_bytes=st.get("feedback_bytes", ""))
+
+    def pump(self, stream: IO[bytes], tee: IO[bytes] | None = None) -> threading.Thread:
+        """Read lines in a thread; `tee` keeps a copy of the raw output (logs/)."""
+
         def body() -> None:
             for raw in iter(stream.readline, b""):
+                if tee is not None:
+                    tee.write(raw)
+                    tee.flush()
                 self.feed(raw.decode(errors="replace"))
+            if tee is not None:
+                tee.close()
 
         t = threading.Thread(target=body, daemon=True, name="xcpperf-reader")
         t.start()

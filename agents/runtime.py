@@ -188,7 +188,8 @@ class AgentRuntime:
         if xcp:
             reader = self.readers[f.id] = XcpperfReader()
             assert run.popen.stdout is not None
-            reader.pump(run.popen.stdout)
+            tee = open(self.procs.log_dir / f"{f.id}.client.stdout", "wb")  # noqa: SIM115
+            reader.pump(run.popen.stdout, tee)  # the reader thread closes it
         assert self.t0 is not None
         run.started_t_s = self.clock.now() - self.t0  # type: ignore[attr-defined]
         self.clients[f.id] = run
@@ -297,6 +298,9 @@ class AgentRuntime:
             detail: dict[str, Any] = {"rc": rc}
             if rc not in (0, -2, 130) and self.procs:
                 detail["stderr"] = self.procs.stderr_tail(run.spec.key, 500)
+            reader = self.readers.get(fid)
+            if reader is not None and reader.error:
+                detail["error"] = reader.error
             self.emit({"type": "rows", "measurement": "event",
                        "rows": [{"t_s": round(t_s, 6), "kind": "flow_end", "target": fid,
                                  "detail": detail}]})

@@ -22,14 +22,24 @@ def test_iperf3_intervals_become_cumulative_samples() -> None:
     assert iperf3_interval_rows("not json") == []
 
 
-def test_xcpperf_reader_keeps_latest_per_stream() -> None:
+def test_xcpperf_reader_accumulates_interval_lines() -> None:
     r = XcpperfReader()
-    r.feed('{"stream": 0, "bytes_total": 100, "cwnd_bytes": 3000, "srtt_us": 40000}')
-    r.feed('{"stream": 1, "bytes_total": 50}')
-    r.feed('{"stream": 0, "bytes_total": 400, "cwnd_bytes": 4000, "srtt_us": 41000}')
+
+    def interval(sock: int, b: int, retr: int, cwnd: int) -> str:
+        return json.dumps({"event": "interval", "data": {"streams": [
+            {"socket": sock, "bytes": b, "retransmits": retr, "cwnd": cwnd, "srtt_us": 40000,
+             "feedback_bytes": 12}], "sum": {}}})
+
+    r.feed(json.dumps({"event": "start", "data": {"connected": []}}))
+    r.feed(interval(3, 1000, 1, 3000))
+    r.feed(interval(4, 50, 0, 1500))
+    r.feed(interval(3, 400, 2, 4000))
     r.feed("garbage line")
+    r.feed(json.dumps({"event": "end", "data": {"sum_sent": {"bytes": 1450}}}))
     snap = {s.stream: s for s in r.snapshot()}
-    assert snap["0"].bytes == 400 and snap["0"].cwnd_bytes == 4000 and snap["1"].bytes == 50
+    assert (snap["3"].bytes, snap["3"].retransmits, snap["3"].cwnd_bytes) == (1400, 3, 4000)
+    assert snap["4"].bytes == 50 and snap["3"].feedback_bytes == 12
+    assert r.final == {"sum_sent": {"bytes": 1450}}
 
 
 @pytest.mark.skipif(shutil.which("iperf3") is None, reason="needs iperf3")
