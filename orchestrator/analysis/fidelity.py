@@ -129,23 +129,48 @@ def check_drops(link_df: pd.DataFrame, lossy: set[str] | None,
     return problems
 
 
+# Each table's series: a gap is judged per series, so a flow that ends and one that
+# starts later do not look like a stalled sampler.
+SERIES_KEYS = {"link": ["link"], "flow": ["flow", "stream"], "engine": ["node"]}
+
+
 def check_sampling(metrics_tables: dict[str, pd.DataFrame], configured: float | None,
                    th: Thresholds) -> list[str]:
-    """Gaps in the sample times of each table (a sampler that stalled)."""
+    """Gaps in the sample times of each series of each table (a sampler that stalled)."""
     problems = []
     for name, df in metrics_tables.items():
-        t = np.unique(df["t_s"].dropna().to_numpy(dtype=float))
-        if len(t) < 3:
-            continue
-        nominal = _nominal_interval(t, configured)
-        if not nominal:
-            continue
-        gaps = np.diff(t)
-        bad = gaps > th.gap_factor * nominal
-        if bad.any():
-            i = int(np.argmax(gaps))
+        keys = [k for k in SERIES_KEYS.get(name, []) if k in df.columns]
+        groups = df.groupby(keys, dropna=False, sort=True) if keys and len(df) else [((), df)]
+        count, worst, worst_at, nominal_used = 0, 0.0, 0.0, None
+        for _key, g in groups:
+            t = np.unique(g["t_s"].dropna().to_numpy(dtype=float))
+            if len(t) < 3:
+                continue
+            nominal = _nominal_interval(t, configured)
+            if not nominal:
+                continue
+            gaps = np.diff(t)
+            bad = gaps > th.gap_factor * nominal
+            count += int(bad.sum())
+            if bad.any() and gaps.max() > worst:
+                i = int(np.argmax(gaps))
+                worst, worst_at, nominal_used = float(gaps[i]), float(t[i]), nominal
+        if count and nominal_used:
             problems.append(
-                f"{name}.csv: {int(bad.sum())} sampling gaps longer than "
-                f"{th.gap_factor * nominal * 1000:.0f} ms, the longest {gaps[i]:.2f} s "
-                f"after t={t[i]:.2f} s (interval {nominal * 1000:.0f} ms)")
+                f"{name}.csv: {count} sampling gaps longer than "
+                f"{th.gap_factor * nominal_used * 1000:.0f} ms, the longest {worst:.2f} s "
+                f"after t={worst_at:.2f} s (interval {nominal_used * 1000:.0f} ms)")
+    return problems
+
+
+def check_counters(link_df: pd.DataFrame) -> list[str]:
+    """Cumulative counters that went backwards (an engine restarted or a sampler mixed ports)."""
+    problems = []
+    for name, df in link_df.groupby("link", sort=True):
+        s = link_series(df)
+        for col in ("tx_bytes", "tx_packets", "drops_queue", "drops_loss"):
+            v = s[col].dropna().to_numpy(dtype=float)
+            back = int((np.diff(v) < 0).sum()) if len(v) > 1 else 0
+            if back:
+                problems.append(f"link {name}: cumulative {col} decreased {back} time(s)")
     return problems

@@ -39,7 +39,9 @@ def interval_rates(s: pd.DataFrame) -> pd.DataFrame:
         "queue_start": s["queue_pkts"].to_numpy(dtype=float)[:-1],
         "queue_end": s["queue_pkts"].to_numpy(dtype=float)[1:],
     })
-    out = out[out["dt"] > 0]
+    # A counter that went backwards (engine restart) says nothing about that interval;
+    # fidelity.check_counters reports it.
+    out = out[(out["dt"] > 0) & ~(out["tx"] < 0)]
     out["rate_bps"] = out["tx"] * 8 / out["dt"]
     out["utilization"] = out["rate_bps"] / out["capacity_bps"]
     return out

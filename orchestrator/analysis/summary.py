@@ -15,6 +15,7 @@ import pandas as pd
 from orchestrator.analysis.expectations import Evaluator, evaluate
 from orchestrator.analysis.fidelity import (
     Thresholds,
+    check_counters,
     check_drops,
     check_engines,
     check_link_rates,
@@ -70,6 +71,7 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
                      if what.split(":")[0] in ("flow.csv",) or
                      (what.split(":")[0] == "link.csv" and ctx.has_routers() is not False)]
     problems += check_link_rates(m.link, th)
+    problems += check_counters(m.link)
     problems += check_engines(m.engine, th)
     problems += check_drops(m.link, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},

@@ -62,3 +62,36 @@ def test_link_faster_than_its_capacity_is_not_emulated(make_run):
     found = problems(make_run(achieved_factor=2.0))
     assert any("sent" in p and "its capacity over the run" in p and "not emulated" in p
                for p in found)
+
+
+def test_counter_going_backwards_is_flagged_and_ignored_for_rates(make_run):
+    import csv
+    run = make_run()
+    path = run / "metrics" / "link.csv"
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:  # the engine "restarted" at t = 6 s: its counter starts again from 0
+        if float(r["t_s"]) >= 6.0:
+            r["tx_bytes"] = str(int(r["tx_bytes"]) - 30_000_000)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    found = problems(run)
+    assert found == ["link R1->R2: cumulative tx_bytes decreased 1 time(s)"]
+
+
+def test_gap_between_two_flows_is_not_a_sampling_gap(make_run):
+    import csv
+    run = make_run()
+    path = run / "metrics" / "flow.csv"
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
+    # f1 stops at 3 s, f2 starts later (already from 2 s): no series has a hole.
+    rows = [r for r in rows if not (r["flow"] == "f1" and float(r["t_s"]) > 3.0)]
+    rows = [r for r in rows if not (r["flow"] == "f2" and float(r["t_s"]) < 6.0)]
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert not any("sampling gaps" in p for p in problems(run))
