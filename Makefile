@@ -7,7 +7,7 @@ FUZZ_DIR   ?= build-fuzz
 JOBS       ?= $(shell nproc)
 PYTEST_ARGS ?=
 
-.PHONY: all deps build test test-cpp test-py fuzz-smoke demo bench reproduce clean distclean
+.PHONY: all deps build test test-cpp test-py fuzz-smoke demo bench reproduce images clean distclean
 
 all: build
 
@@ -40,6 +40,11 @@ demo: build
 
 bench: build
 	$(PYTHON) bench/run.py --out bench/results.json
+
+# Docker images from a local debootstrapped base (no registry): xcplab/{base,router,host,
+# orchestrator,influxdb}. Needs a running dockerd; see tools/images/.
+images: build
+	tools/images/build-images.sh $(BUILD_DIR)
 
 # Long seed-paper reproductions (opt-in; not part of `make test`).
 reproduce: build
