@@ -27,8 +27,13 @@ class Thresholds:
     # Fewer saturated intervals than this say nothing about the achieved rate.
     min_saturated_intervals: int = 5
     # The runner plays the timeline with millisecond accuracy; an engine timer
-    # late by more than 1 ms shifts a 10 ms link delay by 10 %.
+    # late by more than 1 ms shifts a 10 ms link delay by 10 %. A rare late timer on
+    # a shared machine is absorbed (the serialiser catches up), so lateness above
+    # 1 ms is a problem when it is common (> 5 % of samples) or ever above 5 ms
+    # (a stall of 5 ms at 30 Mb/s is a 12-packet burst).
     max_timer_lateness_us: float = 1000.0
+    late_sample_fraction: float = 0.05
+    hard_timer_lateness_us: float = 5000.0
     # An engine using 90 % of a core has no headroom left for bursts.
     max_cpu_fraction: float = 0.9
     # A sampling interval more than this many times the nominal one is a gap.
@@ -84,8 +89,9 @@ def check_engines(engine_df: pd.DataFrame, th: Thresholds) -> list[str]:
     for node, df in engine_df.groupby("node", sort=True):
         df = df.sort_values("t_s")
         late = df["max_lateness_us"].dropna()
-        if len(late) and late.max() > th.max_timer_lateness_us:
-            n_bad = int((late > th.max_timer_lateness_us).sum())
+        n_bad = int((late > th.max_timer_lateness_us).sum())
+        if len(late) and (late.max() > th.hard_timer_lateness_us
+                          or n_bad > th.late_sample_fraction * len(late)):
             timers = df["late_timers"].dropna()
             count = f", {int(timers.iloc[-1])} late timers" if len(timers) else ""
             problems.append(

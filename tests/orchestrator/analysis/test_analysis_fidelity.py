@@ -27,8 +27,24 @@ def test_saturated_link_must_run_at_capacity(make_run, factor, flagged):
 
 
 def test_late_timers_are_flagged(make_run):
-    found = problems(make_run(lateness_us=2500))
+    found = problems(make_run(lateness_us=2500))  # > 1 ms in every sample
     assert any("engine R1: timers late by up to 2.50 ms" in p for p in found)
+    assert any("engine R1: timers late" in p for p in problems(make_run(lateness_us=6000)))
+
+
+def test_a_rare_late_timer_is_absorbed_but_a_stall_is_not(make_run):
+    import csv
+    for peak_us, flagged in ((3000, False), (8000, True)):
+        run = make_run()
+        path = run / "metrics" / "engine.csv"
+        with open(path) as fh:
+            rows = list(csv.DictReader(fh))
+        rows[50]["max_lateness_us"] = str(peak_us)  # one sample in 101
+        with open(path, "w", newline="") as fh:
+            w = csv.DictWriter(fh, list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        assert any("timers late" in p for p in problems(run)) is flagged
 
 
 def test_engine_without_cpu_headroom_is_flagged(make_run):
