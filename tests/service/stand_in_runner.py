@@ -71,8 +71,8 @@ def execute_run(spec_path: Any = None, *, spec_text: str | None = None, out_dir:
             on_progress(Progress(run_id, "running", elapsed, duration,
                                  min(1.0, elapsed / duration), f"{elapsed:.1f}/{duration:g} s"))
     with open(run_dir / "metrics" / "flow.csv", "w") as f:
-        f.write("time,run,flow,proto,throughput_bps,cwnd_bytes\n")
-        f.writelines(f"{i * 0.1:.1f},{run_id},f1,xcp,{1e6 * (i + 1)},{1500 * (i + 1)}\n" for i in range(5))
+        f.write("t_s,flow,stream,proto,throughput_bps,cwnd_bytes\n")
+        f.writelines(f"{i * 0.1:.1f},f1,0,xcp,{1e6 * (i + 1)},{1500 * (i + 1)}\n" for i in range(5))
     summary = {"run": run_id, "experiment": doc.get("name", ""), "status": status,
                "duration_s": duration, "overrides": list(overrides),
                "flows": {"f1": {"proto": "xcp", "src": "h1", "dst": "h2", "bytes": 1000,

@@ -30,7 +30,7 @@ def test_summary_archive_and_metrics_of_a_finished_run(api: Api) -> None:
         assert f"{exp_id}/summary.json" in tar.getnames()
     m = api.client.get(f"/api/v1/runs/{exp_id}/metrics", params={"measurement": "flow"},
                        headers=api.h("alice")).json()
-    assert m["columns"][:3] == ["time", "run", "flow"] and m["total"] == 5
+    assert m["columns"][:3] == ["t_s", "flow", "stream"] and m["total"] == 5
     tp = [r[m["columns"].index("throughput_bps")] for r in m["rows"]]
     assert tp == sorted(tp) and all(isinstance(x, float) for x in tp)
     page = api.client.get(f"/api/v1/runs/{exp_id}/metrics",
