@@ -295,7 +295,7 @@ def evaluate_one(ev: Evaluator, c: dict[str, Any]) -> dict[str, Any]:
         w, whole = _window(c, ev.run_end())
         value, what = ev.measure(c, w, whole)
         ok = (not math.isnan(value)) and OPS[op](value, bound)
-        span = "" if whole else f" in [{w[0]:g} s, {w[1]:g} s]"
+        span = "" if whole else f" in [{w[0]:.4g} s, {w[1]:.4g} s]"
         text = (f"{label}{what}{span} {op} {_fmt(metric, bound, relative)}{paper}: "
                 f"measured {_fmt(metric, value, relative)}")
         return {"check": text, "value": value, "ok": bool(ok), **_extras(c, metric, bound)}

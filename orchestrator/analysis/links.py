@@ -31,6 +31,9 @@ def interval_rates(s: pd.DataFrame) -> pd.DataFrame:
     t = s["t_s"].to_numpy(dtype=float)
     tx = s["tx_bytes"].to_numpy(dtype=float)
     cap = s["capacity_bps"].to_numpy(dtype=float)
+    qbytes = s["queue_bytes"].to_numpy(dtype=float)
+    if np.isnan(qbytes).all():  # writer gave packets only: assume MTU-sized packets
+        qbytes = s["queue_pkts"].to_numpy(dtype=float) * 1500.0
     out = pd.DataFrame({
         "t_s": t[1:],
         "dt": np.diff(t),
@@ -38,6 +41,9 @@ def interval_rates(s: pd.DataFrame) -> pd.DataFrame:
         "capacity_bps": cap[1:],
         "queue_start": s["queue_pkts"].to_numpy(dtype=float)[:-1],
         "queue_end": s["queue_pkts"].to_numpy(dtype=float)[1:],
+        "qbytes_start": qbytes[:-1],
+        "qbytes_end": qbytes[1:],
+        "drops_queue": np.diff(s["drops_queue"].to_numpy(dtype=float)),
     })
     # A counter that went backwards (engine restart) says nothing about that interval;
     # fidelity.check_counters reports it.

@@ -39,6 +39,7 @@ class Synth:
     xcp: bool = True
     expect: list[dict] = field(default_factory=list)
     with_link_csv: bool = True
+    queue_bytes: int = 30000         # backlog from t = 2 s (20 packets)
 
 
 def _times(s: Synth) -> list[float]:
@@ -120,7 +121,8 @@ def write_run(root: Path, s: Synth) -> Path:
                 sent = (f1_bytes(min(t, 2.0)) + (CAP / 8 * s.achieved_factor) * max(0.0, t - 2.0))
                 row = {"t_s": t, "node": "R1", "port": "eth1", "link": "R1->R2",
                        "capacity_bps": CAP, "tx_bytes": int(sent), "tx_packets": int(sent / 1500),
-                       "queue_pkts": 20 if t >= 2.0 else 0, "queue_bytes": 30000 if t >= 2 else 0,
+                       "queue_pkts": s.queue_bytes // 1500 if t >= 2.0 else 0,
+                       "queue_bytes": s.queue_bytes if t >= 2 else 0,
                        "drops_queue": 0, "drops_loss": s.drops_loss if t >= 5 else 0,
                        "drops_ttl": s.drops_ttl, "drops_noroute": 0, "drops_malformed": 0,
                        "drops_link_down": 0}
@@ -131,8 +133,11 @@ def write_run(root: Path, s: Synth) -> Path:
     with open(run / "metrics" / "engine.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, ENGINE_COLUMNS)
         w.writeheader()
-        for t in ts:
-            w.writerow({"t_s": t, "node": "R1", "late_timers": 0,
+        # As the engine reports them: late_timers counts timers late by > 0.1 ms
+        # (cumulative), max_lateness_us is a high-water mark.
+        for i, t in enumerate(ts):
+            late = i if s.lateness_us > 100 else 0
+            w.writerow({"t_s": t, "node": "R1", "late_timers": late,
                         "max_lateness_us": s.lateness_us, "cpu_s": s.cpu_per_s * t})
     with open(run / "metrics" / "event.csv", "w", newline="") as fh:
         fh.write("t_s,kind,target,detail\n0.0,flow_start,f1,\n2.0,flow_start,f2,\n")
