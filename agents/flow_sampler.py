@@ -84,7 +84,9 @@ class TcpDiag:
     def streams(self, dport: int) -> list[StreamSample]:
         socks = sorted((s for s in self._dump() if s[2] == dport and len(s[3]) >= 128),
                        key=lambda s: s[0])
-        data = socks[1:] if len(socks) > 1 else socks  # drop iperf3's control connection
+        # iperf3 opens its control connection first (lowest inode): skip it; a lone
+        # socket is that control connection before/after the data streams exist
+        data = socks[1:]
         out = []
         for _inode, sport, _dport, info in data:
             mss, rtt, cwnd, retrans = (struct.unpack_from("=I", info, o)[0]

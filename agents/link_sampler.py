@@ -94,7 +94,9 @@ def engine_rows(stats: dict[str, Any], dirs: list[PortDir], t_s: float,
         drops = link.get("drops", {})
         pdrops = port.get("drops", {}) if d.stage == "egress" else {}
         out_bytes = int(link.get("out_bytes", 0))
-        rate = rates.rate((d.port, d.stage), t_s, out_bytes)
+        # the engine's own timestamp of the counters: our sampling jitter cancels out
+        t_counter = stats["time_ns"] / 1e9 if "time_ns" in stats else t_s
+        rate = rates.rate((d.port, d.stage), t_counter, out_bytes)
         q = link.get("queue", {})
         row = {"t_s": round(t_s, 6), "node": d.router, "port": d.port, "link": d.label,
                "capacity_bps": cap, "tx_bytes": out_bytes,

@@ -21,6 +21,8 @@ links:
   - {{a: r1, b: h2, capacity: 20Mbps, delay: 10ms}}
 flows:
   - {{id: f1, src: h1, dst: h2, proto: tcp, cc: cubic, start: 0.2s}}
+timeline:
+  - {{at: 1.5s, set_link: {{link: r1-h2, capacity: 10Mbps}}}}
 """
 
 

@@ -40,10 +40,18 @@ def test_three_node_run_end_to_end(tmp_path: Path) -> None:
     events = pd.read_csv(run_dir / "metrics" / "event.csv")
     start = events[events.kind == "flow_start"].iloc[0]
     assert json.loads(start["detail"])["lateness_ms"] < 20
+    change = events[events.kind == "set_link"].iloc[0]
+    assert abs(change["t_s"] - 1.5) < 0.02
     if mode == "engine":
+        assert "error" not in json.loads(change["detail"])
+        cap = link[link.link == "r1->h2"].set_index("t_s")["capacity_bps"]
+        assert set(cap[cap.index < 1.45]) == {20_000_000}
+        assert set(cap[cap.index > 1.6]) == {10_000_000}  # the engine applied the change
         # 2 x (5 ms + 10 ms) propagation: no RTT sample below 30 ms
         assert f1["srtt_us"].min() >= 30_000
-        util = link[link.link == "r1->h2"]["utilization"].dropna()
+        bott = link[link.link == "r1->h2"]
+        # the interval that straddles the capacity change mixes both rates
+        util = bott[(bott.t_s < 1.5) | (bott.t_s > 1.65)]["utilization"].dropna()
         assert util.max() <= 1.05  # never faster than the emulated 20 Mb/s
     # nothing left behind
     assert netns_with(run_tag(run_id)) == []
