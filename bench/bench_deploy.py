@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents import deploy as dep_mod  # noqa: E402
-from agents.from_plan import share_for  # noqa: E402
-from orchestrator.plan.planner import make_plan  # noqa: E402
-from orchestrator.spec import load_spec_text  # noqa: E402
+from agents import deploy as dep_mod
+from agents.from_plan import share_for
+from orchestrator.plan.planner import make_plan
+from orchestrator.spec import load_spec_text
 
 
 def chain_spec(n_nodes: int) -> str:
