@@ -25,6 +25,21 @@ def _legend(ax: Axes) -> None:
         ax.legend(loc="upper right", fontsize="small", ncol=2)
 
 
+MAX_LINKS = 8  # busiest directions drawn; every direction is in summary.json and link.csv
+IDLE_UTILIZATION = 0.01  # below 1 % mean utilisation a direction only carries ACKs
+
+
+def busy_links(link_df: pd.DataFrame, max_n: int = MAX_LINKS) -> tuple[list[str], int]:
+    """The busiest directions (by mean utilisation, idle ones left out) and how many were left."""
+    means = {}
+    for name, df in link_df.groupby("link", sort=True):
+        iv = interval_rates(link_series(df))
+        u = iv["utilization"].replace([np.inf, -np.inf], np.nan).dropna()
+        means[str(name)] = float(u.mean()) if len(u) else 0.0
+    ranked = sorted((n for n in means if means[n] >= IDLE_UTILIZATION), key=lambda n: -means[n])
+    return ranked[:max_n], len(means) - len(ranked[:max_n])
+
+
 def _two_panels() -> tuple[Figure, Axes, Axes]:
     fig = Figure(figsize=(10, 7))
     ax_top, ax_bottom = fig.subplots(2, 1, sharex=True)
@@ -68,15 +83,18 @@ def plot_flows(flow_df: pd.DataFrame, out: Path) -> Path | None:
 def plot_links(link_df: pd.DataFrame, out: Path) -> Path | None:
     if link_df.empty:
         return None
+    shown, hidden = busy_links(link_df)
+    if not shown:
+        return None
     fig, ax_u, ax_q = _two_panels()
-    for name, df in link_df.groupby("link", sort=True):
-        s = link_series(df)
+    for name in shown:
+        s = link_series(link_df[link_df["link"] == name])
         iv = interval_rates(s)
-        if len(iv):
-            ax_u.plot(iv["t_s"], iv["utilization"] * 100, label=str(name), linewidth=1)
-        ax_q.plot(s["t_s"], s["queue_pkts"], label=str(name), linewidth=1)
+        line = ax_u.plot(iv["t_s"], iv["utilization"] * 100, label=name, linewidth=1)
+        ax_q.plot(s["t_s"], s["queue_pkts"], label=name, linewidth=1, color=line[0].get_color())
     ax_u.set_ylabel("utilisation [%]")
-    ax_u.set_title("Links (direction A->B, as emulated by the sending port)")
+    more = f"; {hidden} idle or less busy not shown" if hidden else ""
+    ax_u.set_title(f"Links A->B, busiest {len(shown)}{more}")
     ax_q.set_ylabel("queue [packets]")
     ax_q.set_xlabel("time [s]")
     for ax in (ax_u, ax_q):
@@ -86,25 +104,30 @@ def plot_links(link_df: pd.DataFrame, out: Path) -> Path | None:
 
 
 def plot_xcp(link_df: pd.DataFrame, out: Path) -> Path | None:
-    """XCP controller state of the links that run XCP (none → no figure)."""
+    """XCP controller state of the busiest XCP links (none → no figure)."""
     xcp = link_df[link_df["xcp_phi"].notna()]
     if xcp.empty:
         return None
+    shown, hidden = busy_links(xcp, max_n=4)
+    if not shown:
+        return None
     fig, ax_phi, ax_pool = _two_panels()
-    for name, df in xcp.groupby("link", sort=True):
-        s = link_series(df)
-        ax_phi.plot(s["t_s"], s["xcp_phi"] / 1e3, label=f"{name} phi", linewidth=1)
+    for name in shown:
+        s = link_series(xcp[xcp["link"] == name])
+        color = ax_phi.plot(s["t_s"], s["xcp_phi"] / 1e3, label=f"{name} phi",
+                            linewidth=1)[0].get_color()
         if s["xcp_h"].notna().any():
             ax_phi.plot(s["t_s"], s["xcp_h"] / 1e3, label=f"{name} h", linewidth=1,
-                        linestyle="--")
+                        linestyle="--", color=color)
         if s["xcp_pos_pool"].notna().any():
             ax_pool.plot(s["t_s"], s["xcp_pos_pool"] * 8 / 1e6, label=f"{name} positive",
-                         linewidth=1)
+                         linewidth=1, color=color)
         if s["xcp_neg_pool"].notna().any():
             ax_pool.plot(s["t_s"], s["xcp_neg_pool"] * 8 / 1e6, label=f"{name} negative",
-                         linewidth=1, linestyle="--")
-    ax_phi.set_ylabel("aggregate feedback [kB]")
-    ax_phi.set_title("XCP controllers (phi = total feedback, h = shuffled traffic)")
+                         linewidth=1, linestyle="--", color=color)
+    more = f"; {hidden} idle XCP ports not shown" if hidden else ""
+    ax_phi.set_ylabel("feedback per interval [kB]")
+    ax_phi.set_title(f"XCP controllers: phi (aggregate feedback), h (shuffling){more}")
     ax_pool.set_ylabel("feedback pools [Mb/s]")
     ax_pool.set_xlabel("time [s]")
     for ax in (ax_phi, ax_pool):

@@ -96,3 +96,18 @@ def test_broken_input_still_leaves_a_summary_naming_the_failure(make_run):
     assert s["fidelity"]["ok"] is False
     assert "resolved.json: not valid JSON" in s["fidelity"]["problems"][0]
     assert json.loads((run / "summary.json").read_text())["status"] == "failed"
+
+
+def test_link_plots_show_the_busiest_directions_only():
+    import pandas as pd
+
+    from orchestrator.analysis.plots import busy_links
+    rows = []
+    for i in range(11):
+        t = i * 0.1
+        for name, rate in (("a->b", 9e6), ("b->a", 1e4), ("c->d", 5e6), ("d->c", 0.0)):
+            rows.append({"t_s": t, "link": name, "capacity_bps": 10e6, "tx_bytes": rate / 8 * t,
+                         "queue_pkts": 0, "queue_bytes": 0, "drops_queue": 0})
+    shown, hidden = busy_links(pd.DataFrame(rows))
+    assert shown == ["a->b", "c->d"] and hidden == 2  # ACK-only and idle directions left out
+    assert busy_links(pd.DataFrame(rows), max_n=1) == (["a->b"], 3)
