@@ -1,0 +1,119 @@
+"""Every query of the overview dashboard, variables filled in, returns data from a
+real run (the orchestrator's runner, netns backend) written to a real influxd."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from influxd_proc import Influxd
+
+REPO = Path(__file__).resolve().parents[2]
+DASHBOARDS = REPO / "dashboards"
+DB = "xcplab"
+
+# Small dumbbell: an XCP router (XCP controller state), a DropTail router, one XCP
+# and one kernel TCP flow, and a timeline event (an annotation).
+SPEC = """\
+name: dashcheck
+duration: 4s
+metrics_interval: 100ms
+defaults:
+  link: {capacity: 50Mbps, delay: 2ms, buffer: 1BDP}
+nodes:
+  s1: {role: host}
+  s2: {role: host}
+  r1: {role: router, queue: xcp}
+  r2: {role: router, queue: droptail}
+  d1: {role: host}
+  d2: {role: host}
+links:
+  - {a: s1, b: r1}
+  - {a: s2, b: r1}
+  - {id: bn, a: r1, b: r2, capacity: 10Mbps, delay: 5ms, buffer: 20pkts}
+  - {a: r2, b: d1}
+  - {a: r2, b: d2}
+flows:
+  - {id: x1, proto: xcp, src: s1, dst: d1}
+  - {id: t1, proto: tcp, cc: cubic, src: s2, dst: d2}
+timeline:
+  - {at: 2s, set_link: {link: bn, capacity: 5Mbps}}
+"""
+
+
+def fill(query: str, run: str) -> str:
+    """What Grafana sends for QUERY with `run` selected over the last day."""
+    return (query.replace("$timeFilter", "time >= now() - 1d")
+            .replace("$__interval", "200ms").replace("$run", re.escape(run)))
+
+
+def _queries() -> list[tuple[str, str]]:
+    dash = json.loads((DASHBOARDS / "json" / "overview.json").read_text())
+    out = [(f"panel {p['title']!r} {t['refId']}", t["query"])
+           for p in dash["panels"] if p["type"] != "row" for t in p["targets"]]
+    out += [(f"annotation {a['name']!r}", a["query"])
+            for a in dash["annotations"]["list"] if "query" in a]
+    return out
+
+
+def _values(result: dict[str, Any]) -> list[Any]:
+    vals = []
+    for res in result["results"]:
+        assert "error" not in res, res["error"]
+        for s in res.get("series", []):
+            vals += [v for row in s["values"] for v in row[1:] if v is not None]
+    return vals
+
+
+@pytest.fixture(scope="module")
+def run_in_influx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Influxd, str]]:
+    from orchestrator.runner import execute_run
+
+    base = tmp_path_factory.mktemp("dash")
+    influx = Influxd(base).start()
+    try:
+        result = execute_run(spec_text=SPEC, out_dir=base / "runs",
+                             influx_url=f"{influx.url}/{DB}")
+        assert result.status == "completed", result.summary
+        assert result.summary.get("influx_points_dropped", 0) == 0
+        yield influx, result.run_id
+    finally:
+        influx.stop()
+
+
+@pytest.mark.root
+@pytest.mark.influx
+def test_run_variable_lists_the_run(run_in_influx: tuple[Influxd, str]) -> None:
+    influx, run_id = run_in_influx
+    dash = json.loads((DASHBOARDS / "json" / "overview.json").read_text())
+    (var,) = [v for v in dash["templating"]["list"] if v["name"] == "run"]
+    res = influx.query(DB, var["query"])
+    assert run_id in [row[1] for s in res["results"][0]["series"] for row in s["values"]]
+
+
+@pytest.mark.root
+@pytest.mark.influx
+@pytest.mark.parametrize("name,query", _queries(), ids=[n for n, _ in _queries()])
+def test_every_dashboard_query_returns_data(run_in_influx: tuple[Influxd, str], name: str,
+                                            query: str) -> None:
+    influx, run_id = run_in_influx
+    vals = _values(influx.query(DB, fill(query, run_id)))
+    assert vals, f"{name}: no data for run {run_id}: {fill(query, run_id)}"
+    # and nothing from another run leaks in: the same query for a run that does not exist
+    assert not _values(influx.query(DB, fill(query, run_id + "-other")))
+
+
+def test_provisioning_points_at_the_dashboards() -> None:
+    import yaml
+    ds = yaml.safe_load((DASHBOARDS / "provisioning/datasources/influxdb.yaml").read_text())
+    (src,) = ds["datasources"]
+    dash = json.loads((DASHBOARDS / "json" / "overview.json").read_text())
+    uids = {t["datasource"]["uid"] for p in dash["panels"] if p["type"] != "row"
+            for t in p["targets"]}
+    assert uids == {src["uid"]} and src["type"] == "influxdb" and src["database"] == DB
+    prov = yaml.safe_load((DASHBOARDS / "provisioning/dashboards/xcplab.yaml").read_text())
+    assert prov["providers"][0]["options"]["path"].endswith("/xcplab")
