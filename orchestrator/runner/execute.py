@@ -23,7 +23,13 @@ from orchestrator.runner.signals import cancel_on_signals
 from orchestrator.runner.types import Progress, RunResult
 from orchestrator.sinks import CsvSink, InfluxSink, Sinks
 
-log = logging.getLogger("xcplab.runner")
+
+def _run_logger(run_id: str) -> logging.Logger:
+    """One logger per run: the web service runs several in threads of one process."""
+    lg = logging.getLogger(f"xcplab.run.{run_id}")
+    lg.setLevel(logging.INFO)
+    lg.propagate = False  # the run log goes to logs/runner.log; the CLI shows progress
+    return lg
 
 # Fractions of the progress bar spent per phase (run dominates).
 _SPAN = {"prepare": (0.0, 0.02), "deploy": (0.02, 0.1), "run": (0.1, 0.9),
@@ -46,9 +52,10 @@ class _Run:
         self.duration_s = duration_s
         self.on_progress = on_progress
         self.t_start = time.monotonic()
+        self.log = _run_logger(run_id)
 
     def progress(self, phase: str, message: str, elapsed_s: float = 0.0) -> None:
-        log.info("%s: %s", phase, message)
+        self.log.info("%s: %s", phase, message)
         if self.on_progress is None:
             return
         lo, hi = _SPAN.get(phase, (1.0, 1.0))
@@ -57,7 +64,7 @@ class _Run:
             self.on_progress(Progress(self.run_id, phase, elapsed_s, self.duration_s,
                                       lo + (hi - lo) * inner, message))
         except Exception:
-            log.exception("progress callback failed")
+            self.log.exception("progress callback failed")
 
 
 def _play(backend: Backend, sinks: Sinks, run: _Run, cancel: threading.Event,
@@ -87,7 +94,7 @@ def _play(backend: Backend, sinks: Sinks, run: _Run, cancel: threading.Event,
                 return "completed"
             elif kind == "error":
                 errors.append(msg.get("error", "?"))
-                log.warning("agent: %s", msg.get("error"))
+                run.log.warning("agent: %s", msg.get("error"))
                 if msg.get("fatal"):
                     extra["agent_errors"] = errors[:50]
                     raise RunError(run.run_id, msg.get("error", "agent failed"))
@@ -143,9 +150,8 @@ def _run_in_dir(plan: Any, be: Backend, run_dir: Path, influx_url: str | None,
     run = _Run(plan.run_id, plan.duration_s, on_progress)
     handler = logging.FileHandler(run_dir / "logs" / "runner.log")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log = run.log
     log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    log.propagate = False  # the run log goes to logs/runner.log; the CLI shows progress
     influx = (InfluxSink(influx_url, run=plan.run_id, experiment=plan.experiment)
               if influx_url else None)
     sinks = Sinks(CsvSink(run_dir / "metrics"), influx)
@@ -186,6 +192,7 @@ def _run_in_dir(plan: Any, be: Backend, run_dir: Path, influx_url: str | None,
         sink_stats = sinks.close()
         log.removeHandler(handler)
         handler.close()
+        logging.Logger.manager.loggerDict.pop(log.name, None)
     extra["metrics_rows"] = sink_stats["rows"]
     if "influx" in sink_stats:
         extra["influx"] = sink_stats["influx"]
@@ -200,10 +207,10 @@ def _finish(plan: Any, run: _Run, run_dir: Path, status: str, timings: dict[str,
     try:
         from orchestrator.analysis.finalize import finalize_run
         summary = finalize_run(run_dir, status=status, timings=timings, extra=extra)
-    except ImportError:
-        log.warning("analysis not available in this build: summary.json not written")
+    except Exception as e:  # noqa: BLE001 - the run must still end with a summary
+        run.log.warning("analysis failed (%s): writing a minimal summary.json", e)
         summary = {"run": plan.run_id, "experiment": plan.experiment, "status": status,
-                   "timings": timings, **extra}
+                   "timings": timings, "analysis_error": repr(e), **extra}
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     run.progress("archive", "manifest and tar.gz")
     archive: Path | None = None
@@ -211,6 +218,6 @@ def _finish(plan: Any, run: _Run, run_dir: Path, status: str, timings: dict[str,
         from orchestrator.archive.seal import seal
         archive = seal(run_dir)
     except ImportError:
-        log.warning("archive not available in this build: no manifest/tar.gz")
+        run.log.warning("archive not available in this build: no manifest/tar.gz")
     run.progress("done", status)
     return RunResult(plan.run_id, run_dir, archive, status, summary)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from agent_shares import three_node_share
 
 from agents import ethtool, nsops
 from agents.deploy import deploy, remove_namespaces, wait_operational
+from agents.from_plan import HOST_SYSCTLS
 from agents.share import Share
 
 pytestmark = pytest.mark.root
@@ -70,3 +73,37 @@ def test_a_name_clash_fails_clearly_and_keeps_what_was_made_removable(share: Sha
     with pytest.raises(Exception, match="already exists"):
         deploy(share, on_namespace=seen.append)
     assert seen.count(dup.name) == 2
+
+
+def test_hosts_send_no_icmp_protocol_unreachable() -> None:
+    """XCP runs over raw IP protocol 253: the receiving host's kernel must stay silent."""
+    share = three_node_share()
+    share.namespaces = [replace(ns, sysctls=HOST_SYSCTLS if ns.role == "host" else ())
+                        for ns in share.namespaces]
+    dep = deploy(share)
+    try:
+        wait_operational(dep)
+
+        def probe() -> int:
+            tx = socket.socket(socket.AF_INET, socket.SOCK_RAW, 253)
+            rx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+            rx.settimeout(0.5)
+            with tx, rx:
+                for _ in range(3):
+                    tx.sendto(b"x" * 40, ("10.9.2.2", 0))  # nobody listens for 253 on h2
+                n = 0
+                try:
+                    while True:
+                        rx.recv(2048)
+                        n += 1
+                except TimeoutError:
+                    return n
+
+        assert _in_ns(dep.ns_fds[share.namespaces[0].name], probe) == 0
+        # the echo service is untouched (echo is not a rate-limited ICMP type)
+        ping = subprocess.run(["ip", "netns", "exec", share.namespaces[0].name, "ping", "-c",
+                               "1", "-W", "2", "10.9.2.2"], capture_output=True, check=False)
+        assert ping.returncode == 0
+    finally:
+        dep.close()
+        remove_namespaces([ns.name for ns in share.namespaces])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pandas as pd
@@ -18,8 +19,12 @@ def test_three_node_run_end_to_end(tmp_path: Path) -> None:
     mode = router_mode()
     spec = write_spec(tmp_path, "3s")
     run_id = "three-20260101T000000-" + tmp_path.name[-4:].encode().hex()[:4]
+    with socket.socket() as s:  # a port nothing listens on: InfluxDB "down" all run long
+        s.bind(("127.0.0.1", 0))
+        dead_influx = f"http://127.0.0.1:{s.getsockname()[1]}/xcplab"
     res = xcplab("run", str(spec), "--out", str(tmp_path / "runs"), "--run-id", run_id,
-                 "--backend-opt", f"router_mode={mode}", "--no-progress", timeout=120)
+                 "--backend-opt", f"router_mode={mode}", "--no-progress",
+                 "--influx", dead_influx, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     run_dir = Path(res.stdout.strip().splitlines()[-1])  # the last line is the run directory
     assert run_dir == tmp_path / "runs" / run_id
@@ -28,6 +33,9 @@ def test_three_node_run_end_to_end(tmp_path: Path) -> None:
     assert (tmp_path / "runs" / f"{run_id}.tar.gz").is_file()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed"
+    # the dead database cost points, counted, never time: the run kept its schedule
+    assert summary["influx_points_dropped"] > 0
+    assert summary["timings"]["run_s"] < 3.0 + 1.0
 
     flow = pd.read_csv(run_dir / "metrics" / "flow.csv")
     f1 = flow[flow.flow == "f1"]

@@ -1,0 +1,43 @@
+"""Engine start: readiness through the control socket; a dying engine fails with its stderr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.engines import EngineGroup, start_engine
+from agents.procs import ProcessTable
+from agents.state import RunState
+from orchestrator import paths
+from orchestrator.errors import BackendError, XcplabError
+
+
+def _engine() -> Path:
+    try:
+        return paths.tool("xcp-router")
+    except XcplabError:
+        pytest.skip("xcp-router not built")
+
+
+@pytest.mark.root
+def test_engine_that_cannot_start_fails_with_its_own_message(tmp_path: Path) -> None:
+    binary = _engine()
+    cfg = {"seed": 1, "control_socket": str(tmp_path / "e.sock"), "routers": [{
+        "name": "r1", "netns": "/run/netns/xcplab-nonexistent-r1",
+        "ports": [{"name": "r1:eth0", "ifname": "eth0", "ipv4": "10.0.0.1/24",
+                   "egress": {"capacity_bps": 1000000, "delay_us": 0,
+                              "queue": {"kind": "droptail", "limit_packets": 10,
+                                        "limit_bytes": 0, "params": {}}}}],
+        "routes": []}]}
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(cfg))
+    st = RunState("t-engine", "tengin")
+    procs = ProcessTable(st, tmp_path / "logs", tmp_path / "state")
+    g = EngineGroup("engine-x", ["r1"], path, tmp_path / "e.sock", None)
+    with pytest.raises(BackendError) as e:
+        start_engine(g, procs, binary, timeout_s=10)
+    msg = str(e.value)
+    assert "r1:" in msg and "exit 1" in msg and "xcplab-nonexistent-r1" in msg
+    assert (tmp_path / "logs" / "engine-x.stderr").is_file()
