@@ -17,6 +17,7 @@ from typing import Any
 
 from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.spec import checks
+from orchestrator.spec.flows import resolve_flows
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.models import LinkParams, LinkSpec, Spec
 from orchestrator.spec.resolved import (
@@ -24,7 +25,6 @@ from orchestrator.spec.resolved import (
     RDirection,
     ResolvedSpec,
     REvent,
-    RFlow,
     RLink,
     RLinkChange,
     RLoss,
@@ -32,8 +32,6 @@ from orchestrator.spec.resolved import (
     RQueue,
 )
 from orchestrator.units import Buffer
-
-FIRST_PORT = 5201
 
 
 @dataclass(frozen=True)
@@ -170,113 +168,6 @@ class _Resolver:
                 out.append(RLink(id=link.id, a=link.a, b=link.b, a_to_b=ab, b_to_a=ba))
         return out
 
-    # -- flows -----------------------------------------------------------
-    def resolve_flows(self) -> list[RFlow]:
-        spec = self.spec
-        d = spec.defaults.flow if spec.defaults and spec.defaults.flow else None
-        starts, stops = self._timeline_flow_times()
-        out: list[RFlow] = []
-        ids: dict[str, PathT] = {}
-        ports: dict[tuple[str, int], str] = {}
-        hosts = [n for n, s in spec.nodes.items() if s.role == "host"]
-        for i, f in enumerate(spec.flows):
-            path: PathT = ("flows", i)
-            if f.id in ids:
-                self.bad((*path, "id"), f"duplicate flow id {f.id!r} (first at line "
-                         f"{self.lines.line(ids[f.id])})")
-            ids[f.id] = path
-            ok = True
-            for key in ("src", "dst"):
-                name = getattr(f, key)
-                if name not in spec.nodes or spec.nodes[name].role != "host":
-                    what = "a router" if name in spec.nodes else "unknown"
-                    self.bad((*path, key), f"{name!r} is {what}; flows run between hosts: "
-                             f"{_known(hosts)}")
-                    ok = False
-            if ok and f.src == f.dst:
-                self.bad((*path, "dst"), "src and dst are the same host")
-            elif ok and not self.reachable(f.src, f.dst):
-                self.bad(path, f"no path from {f.src} to {f.dst} through routers "
-                         "(the flow is disconnected)")
-
-            def get(key: str, default: Any, f: Any = f) -> Any:
-                v = getattr(f, key)
-                if v is None and d is not None:
-                    v = getattr(d, key)
-                return default if v is None else v
-
-            proto = get("proto", "xcp")
-            start = get("start", None)
-            if f.id in starts:
-                if start is not None and f.start is not None:
-                    self.bad((*path, "start"), "start given twice: here and by a timeline "
-                             "flow_start event; keep one")
-                start = starts[f.id]
-            start = 0.0 if start is None else start
-            stop, size = get("stop", None), get("size", None)
-            if f.id in stops:
-                if f.stop is not None:
-                    self.bad((*path, "stop"), "stop given twice: here and by a timeline "
-                             "flow_stop event; keep one")
-                stop = stops[f.id]
-            if stop is not None and size is not None:
-                self.bad(path, "give stop or size, not both")
-            if stop is None and size is None:
-                stop = spec.duration
-            if start >= spec.duration:
-                self.bad((*path, "start"), f"start {start:g}s is not before the end of the run "
-                         f"(duration {spec.duration:g}s)")
-            if stop is not None and not start < stop <= spec.duration:
-                self.bad((*path, "stop"), f"stop {stop:g}s must be after start {start:g}s and "
-                         f"at most duration {spec.duration:g}s")
-            cc = get("cc", None)
-            if proto == "tcp":
-                cc = cc or "cubic"
-            elif f.cc is not None:
-                self.bad((*path, "cc"), f"cc is for proto tcp (kernel TCP via iperf3); "
-                         f"{proto} is chosen by proto: xcp, newreno, hstcp")
-            else:
-                cc = None
-            rate = get("rate", None)
-            if proto == "udp" and rate is None:
-                self.bad(path, "a udp flow needs rate (e.g. rate: 10Mbps)")
-            if proto in ("newreno", "hstcp", "tcp") and f.rate is not None:
-                self.bad((*path, "rate"), f"rate applies to xcp (desired rate) and udp "
-                         f"(sending rate), not {proto}")
-                rate = None
-            if proto in ("newreno", "hstcp", "tcp"):
-                rate = None
-            port = f.port if f.port is not None else FIRST_PORT + i
-            pkey = (f.dst, port)
-            if pkey in ports:
-                self.bad((*path, "port"), f"port {port} on {f.dst} is already used by flow "
-                         f"{ports[pkey]}")
-            ports[pkey] = f.id
-            out.append(RFlow(
-                id=f.id, proto=proto, cc=cc, src=f.src, dst=f.dst, start_s=start,
-                stop_s=None if size is not None else stop,
-                size_bytes=size, parallel=get("parallel", 1),
-                rate_bps=None if rate is None else max(1, round(rate * spec.scale)),
-                port=port))
-        return out
-
-    def _timeline_flow_times(self) -> tuple[dict[str, float], dict[str, float]]:
-        starts: dict[str, float] = {}
-        stops: dict[str, float] = {}
-        ids = [f.id for f in self.spec.flows]
-        for i, ev in enumerate(self.spec.timeline):
-            for key, table in (("flow_start", starts), ("flow_stop", stops)):
-                for j, fid in enumerate(getattr(ev, key) or ()):
-                    if fid not in ids:
-                        self.bad(("timeline", i, key, j), f"unknown flow {fid!r}; flows: "
-                                 f"{_known(ids)}")
-                    elif fid in table:
-                        self.bad(("timeline", i, key, j), f"flow {fid!r} already has a "
-                                 f"{key} at {table[fid]:g}s (flows start and stop once)")
-                    else:
-                        table[fid] = ev.at
-        return starts, stops
-
     # -- link events -----------------------------------------------------
     def resolve_timeline(self) -> list[REvent]:
         out = []
@@ -324,7 +215,7 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
     r = _Resolver(spec, lines)
     r.check_links()
     links = r.resolve_links()
-    flows = r.resolve_flows()
+    flows = resolve_flows(r)
     timeline = r.resolve_timeline()
     expect = checks.resolve_checks(spec, [x.id for x in r.links], r.bad)
     if spec.metrics_interval <= 0 or spec.metrics_interval > spec.duration:

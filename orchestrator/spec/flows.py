@@ -1,0 +1,127 @@
+"""Flows of a spec: defaults (flow > defaults.flow > built-in), timeline starts/stops,
+ports, and the checks that need the topology (hosts only, connected)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.spec.loader import PathT
+from orchestrator.spec.resolved import RFlow
+
+if TYPE_CHECKING:
+    from orchestrator.spec.resolve import _Resolver as Resolver
+
+FIRST_PORT = 5201
+
+
+def _known(names: list[str]) -> str:
+    return ", ".join(names) if names else "none"
+
+
+def resolve_flows(r: Resolver) -> list[RFlow]:
+    """Flows with defaults applied; problems go to r.bad."""
+    spec = r.spec
+    d = spec.defaults.flow if spec.defaults and spec.defaults.flow else None
+    starts, stops = _timeline_flow_times(r)
+    out: list[RFlow] = []
+    ids: dict[str, PathT] = {}
+    ports: dict[tuple[str, int], str] = {}
+    hosts = [n for n, s in spec.nodes.items() if s.role == "host"]
+    for i, f in enumerate(spec.flows):
+        path: PathT = ("flows", i)
+        if f.id in ids:
+            r.bad((*path, "id"), f"duplicate flow id {f.id!r} (first at line "
+                     f"{r.lines.line(ids[f.id])})")
+        ids[f.id] = path
+        ok = True
+        for key in ("src", "dst"):
+            name = getattr(f, key)
+            if name not in spec.nodes or spec.nodes[name].role != "host":
+                what = "a router" if name in spec.nodes else "unknown"
+                r.bad((*path, key), f"{name!r} is {what}; flows run between hosts: "
+                         f"{_known(hosts)}")
+                ok = False
+        if ok and f.src == f.dst:
+            r.bad((*path, "dst"), "src and dst are the same host")
+        elif ok and not r.reachable(f.src, f.dst):
+            r.bad(path, f"no path from {f.src} to {f.dst} through routers "
+                     "(the flow is disconnected)")
+
+        def get(key: str, default: Any, f: Any = f) -> Any:
+            v = getattr(f, key)
+            if v is None and d is not None:
+                v = getattr(d, key)
+            return default if v is None else v
+
+        proto = get("proto", "xcp")
+        start = get("start", None)
+        if f.id in starts:
+            if start is not None and f.start is not None:
+                r.bad((*path, "start"), "start given twice: here and by a timeline "
+                         "flow_start event; keep one")
+            start = starts[f.id]
+        start = 0.0 if start is None else start
+        stop, size = get("stop", None), get("size", None)
+        if f.id in stops:
+            if f.stop is not None:
+                r.bad((*path, "stop"), "stop given twice: here and by a timeline "
+                         "flow_stop event; keep one")
+            stop = stops[f.id]
+        if stop is not None and size is not None:
+            r.bad(path, "give stop or size, not both")
+        if stop is None and size is None:
+            stop = spec.duration
+        if start >= spec.duration:
+            r.bad((*path, "start"), f"start {start:g}s is not before the end of the run "
+                     f"(duration {spec.duration:g}s)")
+        if stop is not None and not start < stop <= spec.duration:
+            r.bad((*path, "stop"), f"stop {stop:g}s must be after start {start:g}s and "
+                     f"at most duration {spec.duration:g}s")
+        cc = get("cc", None)
+        if proto == "tcp":
+            cc = cc or "cubic"
+        elif f.cc is not None:
+            r.bad((*path, "cc"), f"cc is for proto tcp (kernel TCP via iperf3); "
+                     f"{proto} is chosen by proto: xcp, newreno, hstcp")
+        else:
+            cc = None
+        rate = get("rate", None)
+        if proto == "udp" and rate is None:
+            r.bad(path, "a udp flow needs rate (e.g. rate: 10Mbps)")
+        if proto in ("newreno", "hstcp", "tcp") and f.rate is not None:
+            r.bad((*path, "rate"), f"rate applies to xcp (desired rate) and udp "
+                     f"(sending rate), not {proto}")
+            rate = None
+        if proto in ("newreno", "hstcp", "tcp"):
+            rate = None
+        port = f.port if f.port is not None else FIRST_PORT + i
+        pkey = (f.dst, port)
+        if pkey in ports:
+            r.bad((*path, "port"), f"port {port} on {f.dst} is already used by flow "
+                     f"{ports[pkey]}")
+        ports[pkey] = f.id
+        out.append(RFlow(
+            id=f.id, proto=proto, cc=cc, src=f.src, dst=f.dst, start_s=start,
+            stop_s=None if size is not None else stop,
+            size_bytes=size, parallel=get("parallel", 1),
+            rate_bps=None if rate is None else max(1, round(rate * spec.scale)),
+            port=port))
+    return out
+
+def _timeline_flow_times(r: Resolver) -> tuple[dict[str, float], dict[str, float]]:
+    """Start/stop times set by timeline flow_start/flow_stop events."""
+    starts: dict[str, float] = {}
+    stops: dict[str, float] = {}
+    ids = [f.id for f in r.spec.flows]
+    for i, ev in enumerate(r.spec.timeline):
+        for key, table in (("flow_start", starts), ("flow_stop", stops)):
+            for j, fid in enumerate(getattr(ev, key) or ()):
+                if fid not in ids:
+                    r.bad(("timeline", i, key, j), f"unknown flow {fid!r}; flows: "
+                             f"{_known(ids)}")
+                elif fid in table:
+                    r.bad(("timeline", i, key, j), f"flow {fid!r} already has a "
+                             f"{key} at {table[fid]:g}s (flows start and stop once)")
+                else:
+                    table[fid] = ev.at
+    return starts, stops
