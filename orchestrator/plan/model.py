@@ -21,9 +21,10 @@ Naming (run tag = 6 base36 chars derived from the run id):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields, is_dataclass
-from types import NoneType, UnionType
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from orchestrator.plan.codec import from_data, to_data
 
 PLAN_FORMAT = 1
 
@@ -257,7 +258,7 @@ class Plan:
 
     # -- serialisation ---------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return _to_data(self)
+        return to_data(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
@@ -267,49 +268,8 @@ class Plan:
         fmt = data.get("format", PLAN_FORMAT)
         if fmt != PLAN_FORMAT:
             raise ValueError(f"plan format {fmt} not supported (this xcplab reads {PLAN_FORMAT})")
-        return _from_data(cls, data)
+        return from_data(cls, data)
 
     @classmethod
     def from_json(cls, text: str) -> Plan:
         return cls.from_dict(json.loads(text))
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _to_data(obj: Any) -> Any:
-    names = _FIELDS.get(type(obj))
-    if names is None and is_dataclass(obj) and not isinstance(obj, type):
-        names = _FIELDS[type(obj)] = tuple(f.name for f in fields(obj))
-    if names is not None:
-        return {n: _to_data(getattr(obj, n)) for n in names}
-    if isinstance(obj, tuple | list):
-        return [_to_data(x) for x in obj]
-    if isinstance(obj, dict):
-        return {str(k): _to_data(v) for k, v in obj.items()}
-    return obj
-
-
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _from_data(tp: Any, data: Any) -> Any:
-    origin = get_origin(tp)
-    if origin in (Union, UnionType):
-        args = [a for a in get_args(tp) if a is not NoneType]
-        if data is None:
-            return None
-        return _from_data(args[0], data) if len(args) == 1 else data
-    if origin is tuple:
-        (item, _ellipsis) = get_args(tp)
-        return tuple(_from_data(item, x) for x in data)
-    if isinstance(tp, type) and is_dataclass(tp):
-        hints = _HINTS.get(tp)
-        if hints is None:
-            hints = _HINTS[tp] = get_type_hints(tp)
-        names = {f.name for f in fields(tp)}
-        unknown = set(data) - names
-        if unknown:
-            raise ValueError(f"{tp.__name__}: unknown keys {sorted(unknown)}")
-        return tp(**{k: _from_data(hints[k], v) for k, v in data.items()})
-    return data
