@@ -60,7 +60,7 @@ def clean_run(run_id: str, root: Path | None = None) -> CleanReport:
         # the agent first (so it does not restart anything), then its children
         agent_alive = (st.agent_pid and st.agent_starttime and st.agent_pid != os.getpid()
                        and terminate_recorded(st.agent_pid, st.agent_starttime, grace_s=3.0))
-        if agent_alive:
+        if agent_alive and st.agent_pid:
             rep.processes.append(st.agent_pid)
         for p in st.processes:
             if terminate_recorded(p.pid, p.starttime):

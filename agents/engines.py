@@ -40,6 +40,7 @@ def engine_groups(plan: Plan, routers: list[str], per: str, state_dir: Path,
         raise ValueError(f"engine_per {per!r} (valid: {', '.join(ENGINE_PER)})")
     if not routers:
         return []
+    sets: list[tuple[str, list[str], str | None]]
     if per == "machine":
         sets = [(f"engine-{machine}", routers, None)]
     else:

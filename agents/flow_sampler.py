@@ -56,7 +56,7 @@ class TcpDiag:
         hdr = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY,
                           NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0)
         self.sock.send(hdr + req)
-        out = []
+        out: list[tuple[int, int, int, bytes]] = []
         while True:
             data = self.sock.recv(1 << 16)
             off = 0
@@ -87,7 +87,7 @@ class TcpDiag:
         # iperf3 opens its control connection first (lowest inode): skip it; a lone
         # socket is that control connection before/after the data streams exist
         data = socks[1:]
-        out = []
+        out: list[StreamSample] = []
         for _inode, sport, _dport, info in data:
             mss, rtt, cwnd, retrans = (struct.unpack_from("=I", info, o)[0]
                                        for o in (_TI_MSS, _TI_RTT, _TI_CWND, _TI_RETRANS))

@@ -43,7 +43,7 @@ def share_for(plan: Plan, machine: str = "local", router_mode: str = "engine") -
         if n.name not in mine:
             continue
         is_router = n.role == "router"
-        routes = ()
+        routes: tuple[Route, ...] = ()
         neigh: tuple[Neigh, ...] = ()
         if not is_router or kernel:
             # a connected subnet already has its kernel route (from the address)

@@ -113,7 +113,7 @@ def engine_rows(stats: dict[str, Any], dirs: list[PortDir], t_s: float,
     return rows
 
 
-def kernel_rows(stats: dict[str, dict[str, int]], dirs: list[PortDir], t_s: float,
+def kernel_rows(stats: dict[str, dict[str, dict[str, int]]], dirs: list[PortDir], t_s: float,
                 rates: RateTracker) -> list[dict[str, Any]]:
     """stats: router -> ifname -> netlink IFLA_STATS64 dict. Egress rows only."""
     rows = []
@@ -124,11 +124,12 @@ def kernel_rows(stats: dict[str, dict[str, int]], dirs: list[PortDir], t_s: floa
         if s is None:
             continue
         rate = rates.rate((d.port, "egress"), t_s, int(s["tx_bytes"]))
-        row = {"t_s": round(t_s, 6), "node": d.router, "port": d.port, "link": d.label,
+        util = rate / d.capacity_bps if isinstance(rate, float) and d.capacity_bps else ""
+        row: dict[str, Any] = {"t_s": round(t_s, 6), "node": d.router, "port": d.port, "link": d.label,
                "capacity_bps": d.capacity_bps, "tx_bytes": s["tx_bytes"],
                "tx_packets": s["tx_packets"], "rx_bytes": s["rx_bytes"],
                "rx_packets": s["rx_packets"], "rate_bps": rate,
-               "utilization": (rate / d.capacity_bps) if rate != "" and d.capacity_bps else "",
+               "utilization": util,
                "queue_pkts": "", "queue_bytes": "", "drops_queue": s.get("tx_dropped", 0),
                "drops_loss": 0, "drops_ttl": "", "drops_noroute": "", "drops_malformed": "",
                "drops_link_down": ""}

@@ -11,6 +11,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,7 @@ class AgentRuntime:
         assert self.plan and self.sampler
         plan = self.plan
         self.t0 = self.clock.now()
-        actions = [Action(f.start_s, f"flow_start {f.id}", lambda f=f: self._start_client(f))
+        actions = [Action(f.start_s, f"flow_start {f.id}", partial(self._start_client, f))
                    for f in plan.flows if f.src in self.mine]
         started_by_event = {e.target for e in plan.timeline if e.action == "flow_start"}
         actions = [a for a in actions if a.label.split()[1] not in started_by_event]
@@ -153,9 +154,9 @@ class AgentRuntime:
             if f.src in self.mine and f.stop_s is not None:
                 # the tool has its own duration; this is the backstop if it overruns
                 actions.append(Action(f.stop_s + 2.0, f"flow_backstop {f.id}",
-                                      lambda f=f: self._stop_client(f.id, quiet=True)))
+                                      partial(self._stop_client, f.id, quiet=True)))
         for e in plan.timeline:
-            actions.append(Action(e.t_s, f"{e.action} {e.target}", lambda e=e: self._event(e)))
+            actions.append(Action(e.t_s, f"{e.action} {e.target}", partial(self._event, e)))
         self.player = TimelinePlayer(actions, self.clock, self.t0, self.stop_event,
                                      on_fired=self._on_fired)
         self.threads = [self.player.start_thread(),
@@ -168,7 +169,7 @@ class AgentRuntime:
         if f.label.startswith("flow_backstop") and not f.result:
             return
         kind, _, target = f.label.partition(" ")
-        detail = {"lateness_ms": round(f.lateness_s * 1e3, 3)}
+        detail: dict[str, Any] = {"lateness_ms": round(f.lateness_s * 1e3, 3)}
         if f.result not in (None, True):
             detail["result"] = f.result
         if f.error:
