@@ -8,6 +8,7 @@ where absent) so the analysis never branches on "is the file there".
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,28 @@ class Metrics:
     missing: list[str]  # metrics files that were absent or unreadable, with the reason
 
 
+def _read_tolerant(path: Path, notes: list[str]) -> pd.DataFrame:
+    """Reads a metrics CSV. A run killed mid-write may leave a cut last line (a
+    truncated id would become a bogus flow or link, a cut quote breaks parsing):
+    a last line without its newline is dropped and noted, nothing else is."""
+    text_dtypes = {c: str for c in _TEXT_COLUMNS}
+    text = path.read_text(errors="replace")
+    if text and not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]
+        notes.append(f"{path.name}: incomplete last line dropped")
+    try:
+        return pd.read_csv(io.StringIO(text), dtype=text_dtypes)
+    except pd.errors.ParserError:
+        pass
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=text_dtypes, engine="python",
+                         on_bad_lines="skip")
+    except pd.errors.ParserError as e:
+        raise XcplabError(f"{path}: not a readable CSV: {e}") from e
+    notes.append(f"{path.name}: unreadable lines skipped")
+    return df
+
+
 def _load(path: Path, columns: list[str], missing: list[str]) -> pd.DataFrame:
     df: pd.DataFrame
     if not path.is_file():
@@ -51,12 +74,10 @@ def _load(path: Path, columns: list[str], missing: list[str]) -> pd.DataFrame:
         df = pd.DataFrame(columns=columns)
     else:
         try:
-            df = pd.read_csv(path, dtype={c: str for c in _TEXT_COLUMNS})
+            df = _read_tolerant(path, missing)
         except pd.errors.EmptyDataError:
             missing.append(f"{path.name}: empty")
             df = pd.DataFrame(columns=columns)
-        except (pd.errors.ParserError, UnicodeDecodeError) as e:
-            raise XcplabError(f"{path}: not a readable CSV: {e}") from e
     for c in columns:
         if c not in df.columns:
             df[c] = pd.NA if c in _TEXT_COLUMNS else float("nan")

@@ -111,3 +111,16 @@ def test_link_plots_show_the_busiest_directions_only():
     shown, hidden = busy_links(pd.DataFrame(rows))
     assert shown == ["a->b", "c->d"] and hidden == 2  # ACK-only and idle directions left out
     assert busy_links(pd.DataFrame(rows), max_n=1) == (["a->b"], 3)
+
+
+def test_a_run_killed_mid_write_loses_only_the_cut_line(make_run):
+    run = make_run()
+    ev = run / "metrics" / "event.csv"
+    ev.write_text(ev.read_text() + '3.0,set_link,R1-R2,"{""capacity')  # cut inside a quote
+    lk = run / "metrics" / "link.csv"
+    lk.write_text(lk.read_text() + "10.1,R1,eth1,R1-")  # cut inside the link name
+    s = finalize_run(run, status="failed", timings={})
+    assert list(s["links"]) == ["R1->R2"]  # no bogus "R1-" link
+    assert s["links"]["R1->R2"]["utilization"] == pytest.approx(0.88, abs=1e-6)
+    assert sorted(s["metrics_missing"]) == ["event.csv: incomplete last line dropped",
+                                            "link.csv: incomplete last line dropped"]
