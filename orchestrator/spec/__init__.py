@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -22,10 +23,18 @@ from orchestrator.spec.resolved import ResolvedSpec
 __all__ = ["ResolvedSpec", "Spec", "load_spec", "load_spec_text", "parse_spec"]
 
 
-def parse_spec(text: str, file: str, overrides: list[str] | None = None) -> tuple[Spec, Lines]:
-    """Structural validation only (types, units, unknown keys)."""
+def _data(text: str, file: str, overrides: list[str] | None) -> tuple[dict[str, Any], Lines]:
+    """YAML with overrides applied, without top-level `x-...` keys: those hold YAML
+    anchors for reuse (`x-access: &access {capacity: 80Mbps}` ... `<<: *access`),
+    as in docker-compose, and are not part of the experiment."""
     data, lines = load_yaml(text, file)
     apply_overrides(data, lines, list(overrides or ()))
+    return {k: v for k, v in data.items() if not k.startswith("x-")}, lines
+
+
+def parse_spec(text: str, file: str, overrides: list[str] | None = None) -> tuple[Spec, Lines]:
+    """Structural validation only (types, units, unknown keys)."""
+    data, lines = _data(text, file, overrides)
     try:
         return Spec.model_validate(data), lines
     except ValidationError as e:
@@ -50,8 +59,7 @@ def _also_cross_references(text: str, file: str, overrides: list[str] | None,
     """After structural errors, still report cross-reference problems (unknown
     nodes, disconnected flows...) of what is valid: the spec is validated again
     without the offending keys, and problems under those keys are dropped."""
-    data, lines = load_yaml(text, file)
-    apply_overrides(data, lines, list(overrides or ()))
+    data, lines = _data(text, file, overrides)
     try:
         Spec.model_validate(data)
         return first

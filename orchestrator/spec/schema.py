@@ -20,6 +20,8 @@ SCHEMA_ID = "https://xcplab.invalid/schema/xcplab-spec.schema.json"
 
 def spec_schema() -> dict[str, Any]:
     schema = Spec.model_json_schema(mode="validation")
+    # top-level `x-...` keys hold YAML anchors and are ignored (see orchestrator.spec)
+    schema["patternProperties"] = {"^x-": {}}
     return {**schema, "$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": SCHEMA_ID, "title": "xcplab experiment spec"}
 

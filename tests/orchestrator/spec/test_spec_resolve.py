@@ -167,3 +167,11 @@ def test_queue_parameters_become_engine_params() -> None:
         "capacity_bps": 2_000_000, "alpha": 0.3, "min_interval_s": 0.002, "beta": 0.2})
     assert r.link("core").b_to_a.queue == RQueue(kind="red", params={
         "min_th": 5.0, "max_th": 20.0, "gentle": False})
+
+
+def test_x_keys_hold_anchors_and_are_ignored() -> None:
+    text = BASE.replace("nodes:\n", "x-fast: &fast {capacity: 40Mbps, delay: 1ms}\nnodes:\n")
+    text = text.replace("  - {a: h1, b: r1, capacity: 10Mbps, delay: 5ms}\n",
+                        "  - {<<: *fast, a: h1, b: r1, delay: 2ms}\n")
+    link = load_spec_text(text).link("h1-r1").a_to_b
+    assert (link.capacity_bps, link.delay_s) == (40_000_000, 0.002)  # own key beats the merge
