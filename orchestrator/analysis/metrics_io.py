@@ -42,7 +42,8 @@ class Metrics:
     flow: pd.DataFrame
     event: pd.DataFrame
     engine: pd.DataFrame
-    missing: list[str]  # metrics files that were absent or unreadable, with the reason
+    missing: list[str]  # metrics files that were absent or empty: "flow.csv: absent"
+    notes: list[str]    # lines dropped from damaged files: "event.csv: incomplete last line..."
 
 
 def _read_tolerant(path: Path, notes: list[str]) -> pd.DataFrame:
@@ -67,14 +68,15 @@ def _read_tolerant(path: Path, notes: list[str]) -> pd.DataFrame:
     return df
 
 
-def _load(path: Path, columns: list[str], missing: list[str]) -> pd.DataFrame:
+def _load(path: Path, columns: list[str], missing: list[str],
+          notes: list[str]) -> pd.DataFrame:
     df: pd.DataFrame
     if not path.is_file():
         missing.append(f"{path.name}: absent")
         df = pd.DataFrame(columns=columns)
     else:
         try:
-            df = _read_tolerant(path, missing)
+            df = _read_tolerant(path, notes)
         except pd.errors.EmptyDataError:
             missing.append(f"{path.name}: empty")
             df = pd.DataFrame(columns=columns)
@@ -95,10 +97,12 @@ def load_metrics(run_dir: Path) -> Metrics:
     """Loads run_dir/metrics/{link,flow,event,engine}.csv."""
     mdir = Path(run_dir) / "metrics"
     missing: list[str] = []
+    notes: list[str] = []
     return Metrics(
-        link=_load(mdir / "link.csv", LINK_COLUMNS, missing),
-        flow=_load(mdir / "flow.csv", FLOW_COLUMNS, missing),
-        event=_load(mdir / "event.csv", EVENT_COLUMNS, missing),
-        engine=_load(mdir / "engine.csv", ENGINE_COLUMNS, missing),
+        link=_load(mdir / "link.csv", LINK_COLUMNS, missing, notes),
+        flow=_load(mdir / "flow.csv", FLOW_COLUMNS, missing, notes),
+        event=_load(mdir / "event.csv", EVENT_COLUMNS, missing, notes),
+        engine=_load(mdir / "engine.csv", ENGINE_COLUMNS, missing, notes),
         missing=missing,
+        notes=notes,
     )

@@ -99,6 +99,7 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
         "jain_index": jain_index([f["throughput_mbps"] for f in flows.values()])
         if flows else math.nan,
         "metrics_missing": m.missing,
+        "metrics_notes": m.notes,
     }
     for key, value in extra.items():
         summary.setdefault(key, value)

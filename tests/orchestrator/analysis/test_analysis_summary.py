@@ -122,5 +122,6 @@ def test_a_run_killed_mid_write_loses_only_the_cut_line(make_run):
     s = finalize_run(run, status="failed", timings={})
     assert list(s["links"]) == ["R1->R2"]  # no bogus "R1-" link
     assert s["links"]["R1->R2"]["utilization"] == pytest.approx(0.88, abs=1e-6)
-    assert sorted(s["metrics_missing"]) == ["event.csv: incomplete last line dropped",
+    assert s["metrics_missing"] == []
+    assert sorted(s["metrics_notes"]) == ["event.csv: incomplete last line dropped",
                                             "link.csv: incomplete last line dropped"]
