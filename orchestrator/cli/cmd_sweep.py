@@ -14,7 +14,7 @@ from rich.console import Console
 
 from orchestrator.errors import XcplabError
 from orchestrator.sweep.grid import Point, parse_param
-from orchestrator.sweep.run import run_sweep
+from orchestrator.sweep.run import plan_sweep, run_sweep
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend-opt", dest="backend_opts", action="append", default=[],
                    metavar="KEY=VALUE")
     p.add_argument("--influx", metavar="URL")
+    p.add_argument("--dry-run", action="store_true",
+                   help="validate every point and print the grid; run nothing")
     p.set_defaults(func=sweep)
 
 
@@ -44,6 +46,12 @@ def sweep(args: argparse.Namespace) -> int:
             raise XcplabError(f"--backend-opt {pair!r}: expected KEY=VALUE")
         opts[key.strip()] = value.strip()
     console = Console(stderr=True)
+    if args.dry_run:
+        name, points = plan_sweep(Path(args.spec), params, args.repeat)
+        for p in points:
+            print(f"{p.index}\trep {p.repetition}\t{' '.join(p.overrides)}")
+        console.print(f"{name}: {len(points)} runs (nothing was run)", highlight=False)
+        return 0
 
     def on_point(p: Point, total: int) -> None:
         sets = " ".join(p.overrides)
