@@ -31,6 +31,7 @@ class RunInfo:
     fidelity_ok: bool | None
     expectations: str  # "passed/total" or ""
     archived: bool
+    goodput_mbps: float | None = None  # sum of the flows' throughput
 
 
 def _started(run_id: str, fallback: Path) -> dt.datetime | None:
@@ -64,7 +65,16 @@ def _info(run_id: str, path: Path, summary: dict[str, Any], resolved: dict[str, 
         started=_started(run_id, path),
         fidelity_ok=fid.get("ok") if isinstance(fid.get("ok"), bool) else None,
         expectations=f"{sum(1 for e in exps if e.get('ok'))}/{len(exps)}" if exps else "",
-        archived=archived)
+        archived=archived,
+        goodput_mbps=_goodput(summary))
+
+
+def _goodput(summary: dict[str, Any]) -> float | None:
+    flows = summary.get("flows")
+    if not isinstance(flows, dict) or not flows:
+        return None
+    vals = [f.get("throughput_mbps") for f in flows.values() if isinstance(f, dict)]
+    return float(sum(v for v in vals if isinstance(v, (int, float))))
 
 
 def _from_archive(path: Path) -> RunInfo | None:

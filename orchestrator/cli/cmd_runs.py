@@ -29,14 +29,15 @@ def runs(args: argparse.Namespace) -> int:
         Console(stderr=True).print(f"no runs under {args.out}", highlight=False)
         return 0
     table = Table(title=f"runs in {args.out}", title_justify="left")
-    for col in ("run", "experiment", "status", "duration", "started (UTC)", "fidelity",
-                "expect", "archive"):
-        table.add_column(col, justify="right" if col == "duration" else "left")
+    for col in ("run", "experiment", "status", "duration", "started (UTC)", "flows Mb/s",
+                "fidelity", "expect", "archive"):
+        table.add_column(col, justify="right" if col in ("duration", "flows Mb/s") else "left")
     for r in found:
         table.add_row(
             r.run_id, r.experiment, r.status,
             f"{r.duration_s:.1f} s" if r.duration_s is not None else "-",
             r.started.strftime("%Y-%m-%d %H:%M:%S") if r.started else "-",
+            f"{r.goodput_mbps:.2f}" if r.goodput_mbps is not None else "-",
             {True: "ok", False: "PROBLEMS", None: "-"}[r.fidelity_ok],
             r.expectations or "-", "yes" if r.archived else "no")
     console.print(table)

@@ -97,6 +97,7 @@ def test_runs_listing(tmp_path, capsys):
     by = {r.run_id[-4:]: r for r in runs}
     assert by["ffff"].archived and by["ffff"].status == "completed"
     assert by["dddd"].archived and by["dddd"].expectations == "1/1"
+    assert by["dddd"].goodput_mbps == 10.0 and by["eeee"].goodput_mbps is None
     assert by["cccc"].status == "failed" and not by["cccc"].archived
     assert by["eeee"].status == "incomplete" and by["eeee"].experiment == "quick"
     assert by["dddd"].started.isoformat() == "2026-01-01T00:00:01+00:00"
