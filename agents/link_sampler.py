@@ -52,6 +52,44 @@ _XCP_KEYS = {
 }
 
 
+def _flatten(prefix: str, obj: Any, out: dict[str, float]) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _flatten(f"{prefix}[{i}]", v, out)
+    elif isinstance(obj, int | float) and not isinstance(obj, bool):
+        out[prefix] = obj
+
+
+def stage_measurement(key: str) -> str | None:
+    """Which measurement a nested qdisc-report object belongs to, by its name."""
+    k = key.lower()
+    if "fair" in k:
+        return "fairness"
+    if "xcpi" in k or "xcp_i" in k or "virtual" in k or "estimat" in k:
+        return "xcpi"
+    return None
+
+
+def stage_rows(qdisc: dict[str, Any] | None, base: dict[str, Any]
+               ) -> dict[str, list[dict[str, Any]]]:
+    """Long-form rows (key, value) for XCP-i / fairness state nested in a qdisc report."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    rep = (qdisc or {}).get("xcp", qdisc or {})
+    if not isinstance(rep, dict):
+        return out
+    for name, obj in rep.items():
+        meas = stage_measurement(name)
+        if meas is None or not isinstance(obj, dict | list):
+            continue
+        flat: dict[str, float] = {}
+        _flatten(name, obj, flat)
+        out.setdefault(meas, []).extend(dict(base, key=k, value=v) for k, v in flat.items())
+    return out
+
+
 def xcp_columns(qdisc: dict[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = dict.fromkeys(XCP_COLUMNS, "")
     if not qdisc:
@@ -81,7 +119,9 @@ class RateTracker:
 
 
 def engine_rows(stats: dict[str, Any], dirs: list[PortDir], t_s: float,
-                rates: RateTracker) -> list[dict[str, Any]]:
+                rates: RateTracker, extra: dict[str, list[dict[str, Any]]] | None = None
+                ) -> list[dict[str, Any]]:
+    """link rows; XCP-i/fairness stage state goes to `extra` (measurement -> rows)."""
     rows = []
     routers = stats.get("routers", {})
     for d in dirs:
@@ -110,6 +150,10 @@ def engine_rows(stats: dict[str, Any], dirs: list[PortDir], t_s: float,
                "drops_link_down": drops.get("link_down", 0)}
         row.update(xcp_columns(link.get("qdisc")))
         rows.append(row)
+        if extra is not None:
+            base = {"t_s": row["t_s"], "node": d.router, "port": d.port, "link": d.label}
+            for meas, more in stage_rows(link.get("qdisc"), base).items():
+                extra.setdefault(meas, []).extend(more)
     return rows
 
 

@@ -29,12 +29,13 @@ class Sampler:
     _flow_rates: RateTracker = field(default_factory=RateTracker)
 
     def sample(self, t_s: float) -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = {"link": [], "engine": [], "flow": []}
+        out: dict[str, list[dict[str, Any]]] = {"link": [], "engine": [], "flow": [],
+                                                "xcpi": [], "fairness": []}
         for g in self.groups:
             if g.control is None:
                 continue
             stats = g.control.request({"cmd": "stats"})
-            out["link"] += engine_rows(stats, self.dirs, t_s, self.rates)
+            out["link"] += engine_rows(stats, self.dirs, t_s, self.rates, out)
             fid = stats.get("fidelity", {})
             out["engine"].append({"t_s": round(t_s, 6), "node": g.name,
                                   "late_timers": fid.get("late_timers", ""),

@@ -19,6 +19,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
              "cwnd_bytes", "srtt_us", "retransmits", "feedback_bytes"),
     "event": ("t_s", "kind", "target", "detail"),
     "engine": ("t_s", "node", "late_timers", "max_lateness_us", "cpu_s"),
+    # XCP-i (per upstream router: estimate, truth, requests, timeouts) and the XCP-TCP
+    # fairness stage (p_drop, flow-count estimates, BW_XCP): whatever numeric state the
+    # engine's qdisc stage reports, in long form so new fields need no schema change.
+    "xcpi": ("t_s", "node", "port", "link", "key", "value"),
+    "fairness": ("t_s", "node", "port", "link", "key", "value"),
 }
 
 # InfluxDB: which columns are tags (the rest are fields, t_s is the timestamp).
@@ -27,4 +32,6 @@ TAGS: dict[str, tuple[str, ...]] = {
     "flow": ("flow", "stream", "proto", "src", "dst"),
     "event": ("kind", "target"),
     "engine": ("node",),
+    "xcpi": ("node", "port", "link", "key"),
+    "fairness": ("node", "port", "link", "key"),
 }

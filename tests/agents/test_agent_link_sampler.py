@@ -33,6 +33,23 @@ def test_engine_rows_layout_and_rates() -> None:
     assert abs(second["rate_bps"] - 10e6) < 1 and abs(second["utilization"] - 1.0) < 1e-6
 
 
+def test_stage_state_goes_to_xcpi_and_fairness_in_long_form() -> None:
+    stats = _stats(0)
+    link = stats["routers"]["r1"]["ports"]["r1:eth1"]["egress"]
+    link["qdisc"]["xcp"]["fairness"] = {"p_drop": 0.01, "n_tcp": 3.5, "bw_xcp": 1e6}
+    link["qdisc"]["xcp"]["xcpi_virtual"] = {"10.0.0.1": {"estimate_bps": 5e6, "timeouts": 2}}
+    extra: dict = {}
+    d = [PortDir("r1", "r1:eth1", "eth1", "egress", "r1->h2", 10_000_000)]
+    engine_rows(stats, d, 2.0, RateTracker(), extra)
+    fair = {r["key"]: r["value"] for r in extra["fairness"]}
+    assert fair == {"fairness.p_drop": 0.01, "fairness.n_tcp": 3.5, "fairness.bw_xcp": 1e6}
+    xcpi = extra["xcpi"]
+    assert {r["key"] for r in xcpi} == {"xcpi_virtual.10.0.0.1.estimate_bps",
+                                        "xcpi_virtual.10.0.0.1.timeouts"}
+    assert all(r["link"] == "r1->h2" and r["t_s"] == 2.0 for r in xcpi)
+    assert set(extra["xcpi"][0]) == set(COLUMNS["xcpi"])
+
+
 def test_non_xcp_queue_leaves_xcp_columns_empty() -> None:
     assert set(xcp_columns({"droptail": {}}).values()) == {""}
     assert set(xcp_columns(None).values()) == {""}

@@ -26,9 +26,10 @@ def test_every_measurement_file_has_its_header_and_rows(tmp_path: Path) -> None:
     assert flow.loc[0, "bytes"] == 1000 and pd.isna(flow.loc[0, "feedback_bytes"])
     ev = pd.read_csv(tmp_path / "event.csv")
     assert ev.loc[0, "detail"] == '{"lateness_ms":0.2}'
-    assert sink.rows_written == {"link": 0, "flow": 1, "event": 1, "engine": 0}
+    assert sink.rows_written == {"link": 0, "flow": 1, "event": 1, "engine": 0, "xcpi": 0,
+                                 "fairness": 0}
 
 
 def test_unknown_measurement_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="valid: link, flow, event, engine"):
+    with pytest.raises(ValueError, match="valid: link, flow, event, engine, xcpi, fairness"):
         CsvSink(tmp_path).write("linq", [])
