@@ -78,6 +78,9 @@ class LinearTopo:
         overrides: dict[tuple[int, str], LinkSpec] | None = None,
         seed: int = 1,
         busy_poll: bool = False,
+        host_ingress: bool = True,
+        kernel_routers: bool = False,
+        sched_priority: int = 0,
     ) -> None:
         if n_routers < 1:
             raise ValueError("n_routers must be >= 1")
@@ -87,6 +90,12 @@ class LinearTopo:
         self.overrides = overrides or {}
         self.seed = seed
         self.busy_poll = busy_poll
+        # Emulate the host->router directions at r1/rN ingress.
+        self.host_ingress = host_ingress
+        # Baseline for benchmarks: the same namespaces forwarded by the Linux
+        # kernel (addresses on router ports, ip_forward=1), no engine.
+        self.kernel_routers = kernel_routers
+        self.sched_priority = sched_priority
         self.tag = f"xcplab-e{secrets.token_hex(3)}"
         self.nodes = ["h1", *[f"r{i}" for i in range(1, n_routers + 1)], "h2"]
         self.tmp = Path(tempfile.mkdtemp(prefix=f"{self.tag}-"))
@@ -116,7 +125,10 @@ class LinearTopo:
     def __enter__(self) -> Self:
         try:
             self._build()
-            self._start_engine()
+            if self.kernel_routers:
+                self._kernel_forwarding()
+            else:
+                self._start_engine()
         except BaseException:
             self.close()
             raise
@@ -176,6 +188,44 @@ class LinearTopo:
         self._host("h1", 0, 1, mac(0, 2), addr(0, 2))
         self._host("h2", self.n, 2, mac(self.n, 1), addr(self.n, 1))
 
+    def _kernel_forwarding(self) -> None:
+        for i in range(1, self.n + 1):
+            node, left, right = f"r{i}", i - 1, i
+            self.exec(node, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+            self.exec(node, "ip", "addr", "add", f"{addr(left, 2)}/24", "dev", f"eth{left}")
+            self.exec(node, "ip", "addr", "add", f"{addr(right, 1)}/24", "dev", f"eth{right}")
+            self.exec(
+                node,
+                "ip",
+                "neigh",
+                "replace",
+                addr(left, 1),
+                "lladdr",
+                mac(left, 1),
+                "dev",
+                f"eth{left}",
+                "nud",
+                "permanent",
+            )
+            self.exec(
+                node,
+                "ip",
+                "neigh",
+                "replace",
+                addr(right, 2),
+                "lladdr",
+                mac(right, 2),
+                "dev",
+                f"eth{right}",
+                "nud",
+                "permanent",
+            )
+            for j in range(self.n + 1):
+                if j in (left, right):
+                    continue
+                via = addr(left, 1) if j < left else addr(right, 2)
+                self.exec(node, "ip", "route", "add", f"10.0.{j}.0/24", "via", via)
+
     def _ifname(self, node: str, link: int) -> str:
         return f"eth{link}"  # unique inside each namespace: a node touches links k-1 and k
 
@@ -201,7 +251,9 @@ class LinearTopo:
                     "mac": mac(left, 2),
                     "ipv4": f"{addr(left, 2)}/24",
                     "egress": self._spec(i, "egress0").to_config(),
-                    "ingress": self._spec(i, "ingress0").to_config() if i == 1 else None,
+                    "ingress": self._spec(i, "ingress0").to_config()
+                    if i == 1 and self.host_ingress
+                    else None,
                 },
                 {
                     "name": f"r{i}:right",
@@ -209,7 +261,9 @@ class LinearTopo:
                     "mac": mac(right, 1),
                     "ipv4": f"{addr(right, 1)}/24",
                     "egress": self._spec(i, "egress1").to_config(),
-                    "ingress": self._spec(i, "ingressN").to_config() if i == self.n else None,
+                    "ingress": self._spec(i, "ingressN").to_config()
+                    if i == self.n and self.host_ingress
+                    else None,
                 },
             ]
             routes = [
@@ -233,6 +287,7 @@ class LinearTopo:
             "seed": self.seed,
             "control_socket": self.socket_path,
             "busy_poll": self.busy_poll,
+            "sched_priority": self.sched_priority,
             "routers": routers,
         }
 

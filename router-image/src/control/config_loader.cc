@@ -159,7 +159,8 @@ EngineConfig parse_config(const json& j, const std::string& source) {
   try {
     const std::string where;  // top level: field paths start at the key
     if (!j.is_object()) fail("(document)", "must be a JSON object");
-    only_keys(j, where, {"run", "seed", "control_socket", "busy_poll", "lateness_threshold_us", "routers"});
+    only_keys(j, where, {"run", "seed", "control_socket", "busy_poll", "spin_us", "sched_priority",
+                         "lateness_threshold_us", "routers"});
     EngineConfig c;
     if (auto it = j.find("run"); it != j.end() && !it->is_null()) c.run = need_string(j, where, "run");
     c.seed = need_uint(need(j, where, "seed"), "seed", "an unsigned 64-bit integer");
@@ -168,6 +169,16 @@ EngineConfig parse_config(const json& j, const std::string& source) {
     if (auto it = j.find("busy_poll"); it != j.end()) {
       if (!it->is_boolean()) fail("busy_poll", "must be true or false, got " + it->dump());
       c.busy_poll = it->get<bool>();
+    }
+    if (auto it = j.find("spin_us"); it != j.end()) {
+      const uint64_t us = need_uint(*it, "spin_us", "microseconds");
+      if (us > 10'000) fail("spin_us", "at most 10000 (10 ms), got " + std::to_string(us));
+      c.spin = xcp::Duration::microseconds(static_cast<int64_t>(us));
+    }
+    if (auto it = j.find("sched_priority"); it != j.end()) {
+      const uint64_t prio = need_uint(*it, "sched_priority", "0 = normal, 1..99 = SCHED_FIFO priority");
+      if (prio > 99) fail("sched_priority", "must be 0 (normal) or 1..99 (SCHED_FIFO), got " + std::to_string(prio));
+      c.sched_priority = static_cast<int>(prio);
     }
     if (auto it = j.find("lateness_threshold_us"); it != j.end()) {
       c.lateness_threshold = xcp::Duration::microseconds(

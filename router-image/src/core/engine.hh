@@ -45,6 +45,8 @@ class Engine {
   const xcp::MonotonicClock& clock_;
   xcp::EventLoop loop_;
   bool busy_poll_;
+  xcp::Duration spin_;
+  uint64_t spin_turns_ = 0, sleep_turns_ = 0;
   bool stopped_ = false;
   std::vector<std::vector<std::unique_ptr<Port>>> ports_;  // [router][port]
   std::vector<std::unique_ptr<Router>> routers_;

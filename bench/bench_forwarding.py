@@ -1,0 +1,132 @@
+"""Forwarding benchmark: xcp-router versus Linux kernel forwarding, same run.
+
+Topology (tests/engine/topo.py): h1 -- r1 -- h2, veth, offloads off. A UDP
+frame blaster (xcp-pktgen, AF_PACKET + sendmmsg) in h1 sends as fast as it can
+towards h2; the rate is read from h2's interface counters over a window in the
+middle of the run, so neither the generator's nor the router's own report is
+trusted. r1 is either the engine (links emulated at 100 Gb/s so they never
+limit) or the kernel (ip_forward=1, static neighbours).
+
+Run alone on an otherwise idle machine: the blaster needs a core of its own
+(offered_pps_* tell whether it kept up).
+
+rate_error_1g: the engine's r1 -> h2 link emulated at 1 Gb/s, 1500-byte IP
+packets offered above line rate; |delivered IP bit rate - 1e9| / 1e9.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from orchestrator.paths import BUILD_DIR
+from tests.engine.topo import LinearTopo, LinkSpec, mac
+
+WARMUP_S = 0.7
+WINDOW_S = 2.0
+UNLIMITED_BPS = 100_000_000_000
+# The kernel forwards in softirq context, which no process can preempt; the
+# engine runs as a process, so on a shared machine it gets SCHED_FIFO to
+# compete on equal terms (config "sched_priority", CONFIG.md).
+ENGINE_PRIORITY = 10
+
+
+def _pktgen() -> Path:
+    p = Path(os.environ.get("XCPLAB_PKTGEN", BUILD_DIR / "router-image" / "xcp-pktgen"))
+    if not (p.is_file() and os.access(p, os.X_OK)):
+        raise RuntimeError(f"xcp-pktgen not found at {p}: run `make build` or set XCPLAB_PKTGEN")
+    return p
+
+
+def _rx(topo: LinearTopo) -> tuple[int, int]:
+    ifn = f"eth{topo.n}"
+    out = topo.exec(
+        "h2",
+        "cat",
+        f"/sys/class/net/{ifn}/statistics/rx_packets",
+        f"/sys/class/net/{ifn}/statistics/rx_bytes",
+    ).stdout.split()
+    return int(out[0]), int(out[1])
+
+
+def _blast(topo: LinearTopo, frame_bytes: int) -> dict[str, float]:
+    """Runs the blaster and returns received packets/s and IP bits/s at h2."""
+    seconds = WARMUP_S + WINDOW_S + 0.5
+    gen = topo.popen(
+        "h1",
+        str(_pktgen()),
+        "--ifname", "eth0",
+        "--src-mac", mac(0, 1),
+        "--dst-mac", mac(0, 2),
+        "--src-ip", "10.0.0.1",
+        "--dst-ip", topo.h2_addr(),
+        "--frame-bytes", str(frame_bytes),
+        "--seconds", str(seconds),
+    )  # fmt: skip
+    try:
+        time.sleep(WARMUP_S)
+        p0, _ = _rx(topo)
+        t0 = time.monotonic()
+        time.sleep(WINDOW_S)
+        p1, _ = _rx(topo)
+        dt = time.monotonic() - t0
+    finally:
+        out, err = gen.communicate(timeout=seconds + 10)
+    if gen.returncode != 0:
+        raise RuntimeError(f"xcp-pktgen failed: {err.strip()}")
+    sent = json.loads(out)
+    pps = (p1 - p0) / dt
+    return {
+        "pps": pps,
+        "ip_bps": pps * (frame_bytes - 14) * 8,
+        "offered_pps": sent["sent"] / sent["seconds"],
+    }
+
+
+def _forwarding_pps(kernel: bool, frame_bytes: int) -> dict[str, float]:
+    link = LinkSpec(capacity_bps=UNLIMITED_BPS, delay_us=0, limit_packets=1000)
+    with LinearTopo(
+        1, link, host_ingress=False, kernel_routers=kernel, sched_priority=ENGINE_PRIORITY
+    ) as topo:
+        return _blast(topo, frame_bytes)
+
+
+def _rate_error_1g() -> dict[str, Any]:
+    fast = LinkSpec(capacity_bps=UNLIMITED_BPS, delay_us=0, limit_packets=1000)
+    gig = LinkSpec(capacity_bps=1_000_000_000, delay_us=0, limit_packets=1000)
+    with LinearTopo(
+        1, fast, overrides={(1, "egress1"): gig}, host_ingress=False, sched_priority=ENGINE_PRIORITY
+    ) as topo:
+        r = _blast(topo, 1514)
+        fidelity = topo.stats()["fidelity"]
+    return {
+        "rate_error_1g": abs(r["ip_bps"] - 1e9) / 1e9,
+        "delivered_bps_1g": r["ip_bps"],
+        "offered_pps_1g": r["offered_pps"],
+        "engine_busy_fraction_1g": fidelity["busy_fraction"],
+        "engine_late_events_1g": fidelity["late_events"],
+    }
+
+
+def run() -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for size, label in ((64, "64"), (1514, "1500")):
+        engine = _forwarding_pps(kernel=False, frame_bytes=size)
+        kernel = _forwarding_pps(kernel=True, frame_bytes=size)
+        figures[f"engine_pps_{label}"] = engine["pps"]
+        figures[f"kernel_pps_{label}"] = kernel["pps"]
+        figures[f"offered_pps_{label}"] = max(engine["offered_pps"], kernel["offered_pps"])
+    figures.update(_rate_error_1g())
+    return {"forwarding": figures}
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))
