@@ -2,7 +2,8 @@
 
 Selection, never patterns over the whole system:
 - processes: (pid, start time) pairs from the state file (a reused PID is skipped);
-- namespaces: names listed in the state file, plus any `xcplab-<tag>-*` of that run's tag;
+- namespaces: names listed in the state file, plus any `xcplab-<tag>-*` of that run's tag
+  (without a state file, the tag derived from the run id);
 - root-namespace interfaces whose ifalias is `xcplab:<run_id>` (none in the netns
   backend, where links live inside namespaces, but other backends move links around);
 - the state directory itself.
@@ -69,6 +70,11 @@ def clean_run(run_id: str, root: Path | None = None) -> CleanReport:
         if len(st.tag) >= 4:  # never a prefix so short it could catch another run
             names += [n for n in nsops.list_names(tag_prefix(st.tag)) if n not in names]
         rep.namespaces = [n for n in names if nsops.remove(n)]
+    else:
+        # no state file (e.g. /run/xcplab wiped): the tag still follows from the run id
+        from orchestrator.plan.naming import run_tag
+        rep.namespaces = [n for n in nsops.list_names(tag_prefix(run_tag(run_id)))
+                          if nsops.remove(n)]
     aliases: tuple[str, ...] = (f"xcplab:{run_id}",)
     if st is not None and len(st.tag) >= 4:
         aliases += (f"xcplab-{st.tag}:",)

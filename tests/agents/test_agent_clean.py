@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -73,3 +74,24 @@ def test_pid_reuse_is_not_killed(tmp_path: Path) -> None:
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_without_state_the_tag_from_the_run_id_still_finds_the_namespaces(
+        tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from orchestrator.plan.naming import run_tag
+    run_id = "lost-20260101T000000-" + os.urandom(2).hex()
+    share = three_node_share()
+    tag = run_tag(run_id)
+    share.namespaces = [replace(ns, name=f"xcplab-{tag}-{ns.node}", routes=())
+                        for ns in share.namespaces]
+    share.veths = []
+    try:
+        deploy(share).close()
+        rep = clean_run(run_id, tmp_path / "no-state-here")
+        assert sorted(rep.namespaces) == sorted(ns.name for ns in share.namespaces)
+        assert nsops.list_names(f"xcplab-{tag}-") == []
+    finally:
+        for ns in share.namespaces:
+            nsops.remove(ns.name)
