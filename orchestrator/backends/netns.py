@@ -51,7 +51,11 @@ class NetnsBackend(Backend):
             if shutil.which(tool) is None:
                 raise XcplabError(f"{tool} not found (Debian package util-linux)")
         if self.options.get("router_mode", "engine") == "engine" and plan.routers:
-            paths.tool("xcp-router")  # raises with how to build it
+            try:
+                paths.tool("xcp-router")
+            except XcplabError as e:
+                raise XcplabError(f"{e} (or, without link emulation: --backend-opt "
+                                  "router_mode=kernel)") from e
         if any(f.tool == "xcpperf" for f in plan.flows):
             paths.tool("xcpperf")
         if any(f.tool == "iperf3" for f in plan.flows) and shutil.which("iperf3") is None:
