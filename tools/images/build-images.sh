@@ -28,7 +28,7 @@ $py -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || {
 rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/wheels"
 cp "$build/router-image/xcp-router" "$build/host-image/xcpperf" "$stage/bin/"
 cp -r "$repo/experiments" "$stage/experiments"
-cp "$repo/tools/images/influxdb.conf" "$stage/"
+cp "$repo/tools/images/influxdb.conf" "$repo/tools/images/orchestrator-entrypoint.sh" "$stage/"
 $py -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$stage/wheels" "$repo"
 
 $docker build -t xcplab/router:latest -f "$repo/router-image/Dockerfile" "$stage"
