@@ -44,7 +44,7 @@ def submit(db: Session, user: User, spec: CheckedSpec, *, pool: str,
     return exp
 
 
-def _visible(user: User) -> Select[tuple[Experiment]]:
+def _visible(user: User) -> Select[Experiment]:
     q = select(Experiment)
     return q if user.admin else q.where(Experiment.user_id == user.id)
 

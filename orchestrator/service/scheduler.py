@@ -180,14 +180,14 @@ class Scheduler:
         t.start()
 
     def _progress_writer(self, exp_id: str) -> Callable[[Any], None]:
-        last = [0.0, ""]
+        last: dict[str, Any] = {"t": 0.0, "phase": ""}
 
         def on_progress(p: Any) -> None:
             now = self._clock()
             phase = str(getattr(p, "phase", ""))
-            if phase == last[1] and now - float(last[0]) < PROGRESS_MIN_INTERVAL_S:
+            if phase == last["phase"] and now - last["t"] < PROGRESS_MIN_INTERVAL_S:
                 return
-            last[0], last[1] = now, phase
+            last["t"], last["phase"] = now, phase
             try:
                 with self._sessions() as db:
                     db.execute(update(Experiment).where(Experiment.id == exp_id).values(
