@@ -32,6 +32,9 @@ _BASE_SYSCTLS = (
 )
 
 
+_INDEX_BASE = 100_000  # well above the small indexes the kernel hands out by itself
+
+
 @dataclass
 class Deployment:
     """Handles onto a realised share: namespace fds for later sampling/exec."""
@@ -89,8 +92,12 @@ def _veth_end(dep: Deployment, end: Iface) -> dict:
 
 def _create_veths(share: Share, dep: Deployment) -> None:
     with IPRoute() as ipr:
-        for v in share.veths:
+        for k, v in enumerate(share.veths):
             a = _veth_end(dep, v.a)
+            # An ifindex different from the peer's makes the kernel treat carrier changes
+            # as urgent (linkwatch_urgent_event: ifindex != iflink); two fresh namespaces
+            # would otherwise give both ends ifindex 2 and delay link-up by up to ~1 s.
+            a["index"] = _INDEX_BASE + k
             try:
                 ipr.link("add", kind="veth", peer=_veth_end(dep, v.b), **a)
             except NetlinkError as e:
