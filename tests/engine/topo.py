@@ -53,11 +53,14 @@ class LinkSpec:
         }
 
 
-def sh(*cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(list(cmd), check=False, capture_output=True, text=True)
+def sh(*cmd: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(list(cmd), check=False, capture_output=True, text=True, input=stdin)
     if check and p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
     return p
+
+
+SINK_MAC = "02:00:00:00:ff:ff"
 
 
 def mac(link: int, end: int) -> str:
@@ -110,8 +113,16 @@ class LinearTopo:
     def h2_addr(self) -> str:
         return addr(self.n, 2)
 
-    def exec(self, node: str, *cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return sh("ip", "netns", "exec", self.ns(node), *cmd, check=check)
+    def sink_addr(self) -> str:
+        """An address on h2's link whose frames go to a MAC nobody owns: h2's
+        veth counts them, then its kernel drops them at L2 (cheap), which keeps
+        receiver work out of forwarding benchmarks."""
+        return addr(self.n, 99)
+
+    def exec(
+        self, node: str, *cmd: str, check: bool = True, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return sh("ip", "netns", "exec", self.ns(node), *cmd, check=check, stdin=stdin)
 
     def popen(self, node: str, *cmd: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -128,6 +139,7 @@ class LinearTopo:
             if self.kernel_routers:
                 self._kernel_forwarding()
             else:
+                self._kernel_drop_on_router_ports()
                 self._start_engine()
         except BaseException:
             self.close()
@@ -188,38 +200,34 @@ class LinearTopo:
         self._host("h1", 0, 1, mac(0, 2), addr(0, 2))
         self._host("h2", self.n, 2, mac(self.n, 1), addr(self.n, 1))
 
+    def _kernel_drop_on_router_ports(self) -> None:
+        """The engine's AF_PACKET sockets see frames before the netdev ingress
+        hook; dropping there keeps the router namespace's kernel from spending
+        a route lookup on every frame it must not handle anyway."""
+        for i in range(1, self.n + 1):
+            rules = ["add table netdev xcplab"]
+            for k in (i - 1, i):
+                rules.append(
+                    f"add chain netdev xcplab in{k} "
+                    f"{{ type filter hook ingress device eth{k} priority 0; policy drop; }}"
+                )
+            self.exec(f"r{i}", "nft", "-f", "-", check=True, stdin="\n".join(rules) + "\n")
+
+    def _neigh(self, node: str, ip: str, lladdr: str, dev: str) -> None:
+        self.exec(
+            node, "ip", "neigh", "replace", ip, "lladdr", lladdr, "dev", dev, "nud", "permanent"
+        )
+
     def _kernel_forwarding(self) -> None:
         for i in range(1, self.n + 1):
             node, left, right = f"r{i}", i - 1, i
             self.exec(node, "sysctl", "-qw", "net.ipv4.ip_forward=1")
             self.exec(node, "ip", "addr", "add", f"{addr(left, 2)}/24", "dev", f"eth{left}")
             self.exec(node, "ip", "addr", "add", f"{addr(right, 1)}/24", "dev", f"eth{right}")
-            self.exec(
-                node,
-                "ip",
-                "neigh",
-                "replace",
-                addr(left, 1),
-                "lladdr",
-                mac(left, 1),
-                "dev",
-                f"eth{left}",
-                "nud",
-                "permanent",
-            )
-            self.exec(
-                node,
-                "ip",
-                "neigh",
-                "replace",
-                addr(right, 2),
-                "lladdr",
-                mac(right, 2),
-                "dev",
-                f"eth{right}",
-                "nud",
-                "permanent",
-            )
+            self._neigh(node, addr(left, 1), mac(left, 1), f"eth{left}")
+            self._neigh(node, addr(right, 2), mac(right, 2), f"eth{right}")
+            if i == self.n:
+                self._neigh(node, self.sink_addr(), SINK_MAC, f"eth{right}")
             for j in range(self.n + 1):
                 if j in (left, right):
                     continue
@@ -274,6 +282,14 @@ class LinearTopo:
                 }
                 for j in range(self.n + 1)
             ]
+            if i == self.n:
+                routes.append(
+                    {
+                        "prefix": f"{self.sink_addr()}/32",
+                        "port": f"r{i}:right",
+                        "next_hop_mac": SINK_MAC,
+                    }
+                )
             routers.append(
                 {
                     "name": f"r{i}",

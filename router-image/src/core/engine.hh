@@ -47,6 +47,7 @@ class Engine {
   bool busy_poll_;
   xcp::Duration spin_;
   uint64_t spin_turns_ = 0, sleep_turns_ = 0;
+  xcp::Timestamp last_rx_{};
   bool stopped_ = false;
   std::vector<std::vector<std::unique_ptr<Port>>> ports_;  // [router][port]
   std::vector<std::unique_ptr<Router>> routers_;
