@@ -7,21 +7,27 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("user", help="manage web API users and their tokens")
-    p.add_argument("--data-dir", type=Path, help="as for `xcplab serve`")
-    p.add_argument("--db", dest="db_url", help="as for `xcplab serve`")
+    # --data-dir/--db are accepted before or after the action (`user add X --db URL`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS,
+                        help="as for `xcplab serve` (default XCPLAB_DATA_DIR)")
+    common.add_argument("--db", dest="db_url", default=argparse.SUPPRESS,
+                        help="as for `xcplab serve` (default XCPLAB_DB_URL)")
+    p = sub.add_parser("user", help="manage web API users and their tokens", parents=[common])
     us = p.add_subparsers(dest="user_command", metavar="ACTION", required=True)
-    add = us.add_parser("add", help="create a user; prints its bearer token once")
+    add = us.add_parser("add", help="create a user; prints its bearer token once",
+                        parents=[common])
     add.add_argument("name")
     add.add_argument("--admin", action="store_true", help="may see and cancel every run")
     add.set_defaults(func=_add)
-    tok = us.add_parser("token", help="issue an additional token for an existing user")
+    tok = us.add_parser("token", help="issue an additional token for an existing user",
+                        parents=[common])
     tok.add_argument("name")
     tok.set_defaults(func=_token)
-    rev = us.add_parser("revoke", help="revoke every token of a user")
+    rev = us.add_parser("revoke", help="revoke every token of a user", parents=[common])
     rev.add_argument("name")
     rev.set_defaults(func=_revoke)
-    ls = us.add_parser("list", help="list users")
+    ls = us.add_parser("list", help="list users", parents=[common])
     ls.set_defaults(func=_list)
 
 
@@ -29,7 +35,8 @@ def _sessions(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from orchestrator.service.db import make_engine, session_factory
     from orchestrator.service.settings import settings_from_env
 
-    settings = settings_from_env(data_dir=args.data_dir, db_url=args.db_url)
+    settings = settings_from_env(data_dir=getattr(args, "data_dir", None),
+                                 db_url=getattr(args, "db_url", None))
     return session_factory(make_engine(settings.database_url))
 
 
