@@ -18,9 +18,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pyroute2 import IPRoute
-from pyroute2.netlink.exceptions import NetlinkError
-
 from agents import ethtool, nsops, rtnl
 from agents.share import Iface, Namespace, Share
 from orchestrator.errors import BackendError
@@ -83,25 +80,26 @@ def _create_namespaces(share: Share, dep: Deployment,
             raise _fail(ns.node, f"create namespace {ns.name}", e) from e
 
 
-def _veth_end(dep: Deployment, end: Iface) -> dict:
-    attrs: dict = {"ifname": end.name, "net_ns_fd": dep.ns_fds[end.ns], "mtu": end.mtu}
-    if end.mac:
-        attrs["address"] = end.mac
-    return attrs
-
-
 def _create_veths(share: Share, dep: Deployment) -> None:
-    with IPRoute() as ipr:
-        for k, v in enumerate(share.veths):
-            a = _veth_end(dep, v.a)
-            # An ifindex different from the peer's makes the kernel treat carrier changes
-            # as urgent (linkwatch_urgent_event: ifindex != iflink); two fresh namespaces
-            # would otherwise give both ends ifindex 2 and delay link-up by up to ~1 s.
-            a["index"] = _INDEX_BASE + k
-            try:
-                ipr.link("add", kind="veth", peer=_veth_end(dep, v.b), **a)
-            except NetlinkError as e:
-                raise _fail(v.a.ns, f"veth {v.a.ns}/{v.a.name} <-> {v.b.ns}/{v.b.name}", e) from e
+    """All veth pairs in pipelined batches from the root namespace."""
+    with rtnl.Batch() as b:
+        try:
+            _queue_veths(share, dep, b)
+            b.commit()
+        except OSError as e:
+            raise _fail("(links)", "create veth pairs", e) from e
+
+
+def _queue_veths(share: Share, dep: Deployment, b: rtnl.Batch) -> None:
+    for k, v in enumerate(share.veths):
+        # Distinct ifindexes at both ends make the kernel treat carrier changes as
+        # urgent (linkwatch_urgent_event: ifindex != iflink); two fresh namespaces
+        # would otherwise give both ends ifindex 2 and delay link-up by up to ~1 s.
+        b.veth((v.a.name, dep.ns_fds[v.a.ns], v.a.mac, v.a.mtu, _INDEX_BASE + 2 * k),
+               (v.b.name, dep.ns_fds[v.b.ns], v.b.mac, v.b.mtu, _INDEX_BASE + 2 * k + 1),
+               f"veth {v.a.ns}/{v.a.name} <-> {v.b.ns}/{v.b.name}")
+        if len(b.msgs) >= 256:  # keep the socket's receive queue of acks bounded
+            b.commit()
 
 
 def _configure_namespace(ns: Namespace, ifaces: list[Iface], alias: str, b: rtnl.Batch) -> None:
@@ -133,7 +131,7 @@ def _configure_all(share: Share, dep: Deployment, home: int) -> None:
             try:
                 dep.nl[ns.name] = b = rtnl.Batch()  # socket lives in this namespace
                 _configure_namespace(ns, by_ns[ns.name], share.alias, b)
-            except (NetlinkError, OSError, KeyError) as e:
+            except (OSError, KeyError) as e:
                 raise _fail(ns.node, f"configure namespace {ns.name}", e) from e
 
 

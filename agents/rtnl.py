@@ -23,6 +23,9 @@ IFLA_OPERSTATE, IF_OPER_UP = 16, 6
 RTM_GETLINK = 18
 RTM_NEWLINK, RTM_NEWADDR, RTM_NEWROUTE, RTM_NEWNEIGH = 16, 20, 24, 28
 IFF_UP = 0x1
+IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINKINFO, IFLA_NET_NS_FD = 1, 3, 4, 18, 28
+IFLA_INFO_KIND, IFLA_INFO_DATA, VETH_INFO_PEER = 1, 2, 1
+NLA_F_NESTED = 1 << 15
 IFLA_IFALIAS = 20
 IFA_ADDRESS, IFA_LOCAL = 1, 2
 RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
@@ -62,6 +65,29 @@ class Batch:
         self.what[self.seq] = what
         self.msgs.append(struct.pack("=IHHII", 16 + len(body), mtype,
                                      NLM_F_REQUEST | NLM_F_ACK | flags, self.seq, 0) + body)
+
+    def veth(self, a: tuple[str, int, str | None, int, int],
+             b: tuple[str, int, str | None, int, int], what: str) -> None:
+        """Create a veth pair, each end (ifname, netns fd, mac, mtu, ifindex or 0) placed
+        directly in its namespace (`ip link add A netns X type veth peer B netns Y`)."""
+
+        def end(e: tuple[str, int, str | None, int, int]) -> tuple[int, bytes]:
+            name, ns_fd, mac, mtu, index = e
+            attrs = (_attr(IFLA_IFNAME, name.encode() + b"\0")
+                     + _attr(IFLA_NET_NS_FD, struct.pack("=I", ns_fd))
+                     + _attr(IFLA_MTU, struct.pack("=I", mtu)))
+            if mac:
+                attrs += _attr(IFLA_ADDRESS, _mac(mac))
+            return index, attrs
+
+        a_index, a_attrs = end(a)
+        b_index, b_attrs = end(b)
+        peer = struct.pack("=BxHiII", socket.AF_UNSPEC, 0, b_index, 0, 0) + b_attrs
+        info = (_attr(IFLA_INFO_KIND, b"veth")
+                + _attr(IFLA_INFO_DATA | NLA_F_NESTED, _attr(VETH_INFO_PEER | NLA_F_NESTED, peer)))
+        body = (struct.pack("=BxHiII", socket.AF_UNSPEC, 0, a_index, 0, 0) + a_attrs
+                + _attr(IFLA_LINKINFO | NLA_F_NESTED, info))
+        self._add(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, body, what)
 
     def link_up(self, index: int, alias: str | None, what: str) -> None:
         body = struct.pack("=BxHiII", socket.AF_UNSPEC, 0, index, IFF_UP, IFF_UP)

@@ -1,12 +1,25 @@
-"""Where samples go: the run directory always, InfluxDB when configured."""
+"""Where samples go: the run directory always, InfluxDB when configured.
+
+InfluxSink (httpx) is imported lazily: the agent imports `columns` from here and
+must not pay for an HTTP client it never uses.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.sinks.columns import COLUMNS, TAGS
 from orchestrator.sinks.csv_sink import CsvSink
-from orchestrator.sinks.influx import InfluxSink
+
+if TYPE_CHECKING:
+    from orchestrator.sinks.influx import InfluxSink
+
+
+def __getattr__(name: str) -> Any:
+    if name == "InfluxSink":
+        from orchestrator.sinks.influx import InfluxSink
+        return InfluxSink
+    raise AttributeError(name)
 
 
 class Sinks:

@@ -50,3 +50,23 @@ def test_batch_messages_decode_as_the_kernel_would_read_them() -> None:
     assert (neigh["ifindex"], neigh["state"]) == (7, 0x80)
     assert neigh.get_attr("NDA_DST") == "10.0.3.2"
     assert neigh.get_attr("NDA_LLADDR") == "02:78:63:00:00:02"
+
+
+def test_veth_request_nests_the_peer_with_its_own_namespace_and_index() -> None:
+    b = rtnl.Batch()
+    try:
+        b.veth(("eth0", 11, "02:00:00:00:00:01", 1500, 100000),
+               ("eth3", 12, "02:00:00:00:00:02", 9000, 100001), "veth")
+        raw = b.msgs[0]
+    finally:
+        b.close()
+    link = _decode(ifinfmsg, raw)
+    assert link["index"] == 100000 and link.get_attr("IFLA_IFNAME") == "eth0"
+    assert link.get_attr("IFLA_NET_NS_FD") == 11 and link.get_attr("IFLA_MTU") == 1500
+    assert link.get_attr("IFLA_ADDRESS") == "02:00:00:00:00:01"
+    info = link.get_attr("IFLA_LINKINFO")
+    assert info.get_attr("IFLA_INFO_KIND") == "veth"
+    peer = info.get_attr("IFLA_INFO_DATA").get_attr("VETH_INFO_PEER")
+    assert peer["index"] == 100001 and peer.get_attr("IFLA_IFNAME") == "eth3"
+    assert peer.get_attr("IFLA_NET_NS_FD") == 12 and peer.get_attr("IFLA_MTU") == 9000
+    assert peer.get_attr("IFLA_ADDRESS") == "02:00:00:00:00:02"
