@@ -36,7 +36,7 @@ import pandas as pd
 
 from orchestrator.analysis.flows import bytes_between, per_time
 from orchestrator.analysis.jain import jain_index
-from orchestrator.analysis.links import DROP_COLUMNS, link_series, utilization_between
+from orchestrator.analysis.links import DROP_COLUMNS, LinkData, utilization_between
 from orchestrator.analysis.metrics_io import Metrics
 from orchestrator.analysis.run_context import RunContext, parse_seconds
 
@@ -95,8 +95,11 @@ class Evaluator:
     """Measures check values on one run's metrics and the summaries derived from them."""
 
     def __init__(self, metrics: Metrics, ctx: RunContext, flows: dict[str, dict[str, Any]],
-                 links: dict[str, dict[str, Any]]):
+                 links: dict[str, dict[str, Any]], link_data: LinkData,
+                 flow_rows: dict[str, pd.DataFrame]):
         self.m, self.ctx, self.flows, self.links = metrics, ctx, flows, links
+        self.ld = link_data
+        self.flow_rows = flow_rows  # flow.csv rows per flow id, split once
 
     # --- lookups ---------------------------------------------------------------
     def run_end(self) -> float:
@@ -136,11 +139,14 @@ class Evaluator:
             names = [n for n in names if n in a_to_b] or names
         return names[0]
 
+    def _rows(self, fid: str) -> pd.DataFrame:
+        return self.flow_rows.get(fid, self.m.flow.iloc[0:0])
+
     def _cum(self, fid: str, column: str) -> pd.Series:
-        return per_time(self.m.flow[self.m.flow["flow"] == fid], column)
+        return per_time(self._rows(fid), column)
 
     def _link_s(self, name: str) -> pd.DataFrame:
-        return link_series(self.m.link[self.m.link["link"] == name])
+        return self.ld.series[name]
 
     def capacity_bps(self, check: dict[str, Any], fids: list[str], w: Window) -> float:
         if check.get("link"):
@@ -161,7 +167,7 @@ class Evaluator:
 
     # --- measurements ------------------------------------------------------------
     def flow_value(self, metric: str, fid: str, w: Window, whole: bool) -> float:
-        df = self.m.flow[self.m.flow["flow"] == fid]
+        df = self._rows(fid)
         if metric == "bytes":
             return float(self.flows[fid]["bytes"]) if whole else bytes_between(
                 self._cum(fid, "bytes"), *w)
@@ -221,7 +227,7 @@ class Evaluator:
             return total
         s = self._link_s(names[0])
         if metric == "utilization":
-            return utilization_between(s, *w)
+            return utilization_between(self.ld.intervals[names[0]], *w)
         q = s[(s["t_s"] >= w[0]) & (s["t_s"] <= w[1])]["queue_pkts"].dropna()
         if not len(q):
             return math.nan

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from orchestrator.analysis.links import interval_rates, link_series
+from orchestrator.analysis.links import LinkData
 
 
 @dataclass(frozen=True)
@@ -64,40 +64,47 @@ def saturated(iv: pd.DataFrame, th: Thresholds) -> pd.Series:
     return (cap > 0) & (full | overflow)
 
 
-def check_link_rates(link_df: pd.DataFrame, th: Thresholds) -> list[str]:
-    """Achieved vs configured rate over the intervals in which a link was saturated."""
-    problems = []
-    for name, df in link_df.groupby("link", sort=True):
-        iv = interval_rates(link_series(df))
-        problems += _over_capacity(str(name), iv, th)
-        sat = iv[saturated(iv, th)]
-        if len(sat) < th.min_saturated_intervals:
-            continue
-        achieved = float(sat["tx"].sum() * 8 / sat["dt"].sum())
-        configured = float((sat["capacity_bps"] * sat["dt"]).sum() / sat["dt"].sum())
-        err = achieved / configured - 1.0
+def check_link_rates(ld: LinkData, th: Thresholds) -> list[str]:
+    """Achieved vs configured rate: never above capacity, at capacity while backlogged."""
+    problems = _over_capacity(ld, th)
+    sat = ld.iv[saturated(ld.iv, th)]
+    if sat.empty:
+        return problems
+    by = sat.groupby("link", sort=True)
+    n = by.size()
+    achieved = by["tx"].sum() * 8 / by["dt"].sum()
+    configured = (sat["capacity_bps"] * sat["dt"]).groupby(sat["link"]).sum() / by["dt"].sum()
+    for name in n.index[n >= th.min_saturated_intervals]:
+        err = achieved[name] / configured[name] - 1.0
         if abs(err) > th.rate_tolerance:
             problems.append(
-                f"link {name}: sent {achieved / 1e6:.2f} Mb/s while backlogged "
-                f"({len(sat)} intervals) but is configured at {configured / 1e6:.2f} Mb/s "
+                f"link {name}: sent {achieved[name] / 1e6:.2f} Mb/s while backlogged "
+                f"({n[name]} intervals) but is configured at {configured[name] / 1e6:.2f} Mb/s "
                 f"({err:+.1%}, tolerance ±{th.rate_tolerance:.0%})")
     return problems
 
 
-def _over_capacity(name: str, iv: pd.DataFrame, th: Thresholds) -> list[str]:
+def _over_capacity(ld: LinkData, th: Thresholds) -> list[str]:
     """A link that sent faster than its capacity was not emulated (or its counters are wrong)."""
-    iv = iv[iv["capacity_bps"] > 0]
+    iv = ld.iv[ld.iv["capacity_bps"] > 0]
     if iv.empty:
         return []
-    carry = float((iv["capacity_bps"] * iv["dt"]).sum()) / 8
-    overall = float(iv["tx"].sum()) / carry
-    over = iv[iv["utilization"] > 1 + th.over_capacity_tolerance]
-    if overall <= 1 + th.rate_tolerance and len(over) <= max(1, len(iv) // 20):
-        return []
-    return [(f"link {name}: sent {overall:.2f}× its capacity over the run and faster than "
-            f"{1 + th.over_capacity_tolerance:.2f}× capacity in {len(over)} of {len(iv)} "
-            f"intervals (peak {float(iv['utilization'].max()):.2f}×): the link is not "
-            "emulated at its configured rate")]
+    carry = ld.carry
+    overall = carry["tx"] / carry["carry"]
+    by = iv.groupby("link", sort=True)
+    n = by.size()
+    over = (iv["utilization"] > 1 + th.over_capacity_tolerance).groupby(iv["link"]).sum()
+    peak = by["utilization"].max()
+    problems = []
+    for name in n.index:
+        if overall[name] <= 1 + th.rate_tolerance and over[name] <= max(1, n[name] // 20):
+            continue
+        problems.append(
+            f"link {name}: sent {overall[name]:.2f}× its capacity over the run and faster "
+            f"than {1 + th.over_capacity_tolerance:.2f}× capacity in {int(over[name])} of "
+            f"{n[name]} intervals (peak {peak[name]:.2f}×): the link is not emulated at its "
+            "configured rate")
+    return problems
 
 
 def check_engines(engine_df: pd.DataFrame, th: Thresholds) -> list[str]:
@@ -130,12 +137,10 @@ def check_engines(engine_df: pd.DataFrame, th: Thresholds) -> list[str]:
     return problems
 
 
-def check_drops(link_df: pd.DataFrame, lossy: set[str] | None,
-                link_down_expected: bool) -> list[str]:
+def check_drops(ld: LinkData, lossy: set[str] | None, link_down_expected: bool) -> list[str]:
     """Drops the experiment did not ask for."""
     problems = []
-    for name, df in link_df.groupby("link", sort=True):
-        last = link_series(df).ffill().iloc[-1]
+    for name, last in ld.last.iterrows():
         for col, why in (("drops_ttl", "TTL expired"), ("drops_noroute", "no route"),
                          ("drops_malformed", "malformed packets")):
             n = last.get(col)
@@ -186,14 +191,10 @@ def check_sampling(metrics_tables: dict[str, pd.DataFrame], configured: float | 
     return problems
 
 
-def check_counters(link_df: pd.DataFrame) -> list[str]:
+def check_counters(ld: LinkData) -> list[str]:
     """Cumulative counters that went backwards (an engine restarted or a sampler mixed ports)."""
-    problems = []
-    for name, df in link_df.groupby("link", sort=True):
-        s = link_series(df)
-        for col in ("tx_bytes", "tx_packets", "drops_queue", "drops_loss"):
-            v = s[col].dropna().to_numpy(dtype=float)
-            back = int((np.diff(v) < 0).sum()) if len(v) > 1 else 0
-            if back:
-                problems.append(f"link {name}: cumulative {col} decreased {back} time(s)")
-    return problems
+    cols = ["tx_bytes", "tx_packets", "drops_queue", "drops_loss"]
+    back = (ld.samples.groupby("link", sort=True)[cols].diff() < 0).groupby(
+        ld.samples["link"]).sum()
+    return [f"link {name}: cumulative {col} decreased {int(row[col])} time(s)"
+            for name, row in back.iterrows() for col in cols if row[col] > 0]

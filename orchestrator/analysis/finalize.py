@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator.analysis.links import LinkData
 from orchestrator.analysis.metrics_io import load_metrics
 from orchestrator.analysis.plots import plot_run
-from orchestrator.analysis.summary import STATUSES, build_summary, json_safe
+from orchestrator.analysis.summary import STATUSES, analyse_run, json_safe
 
 
 def finalize_run(run_dir: Path, *, status: str, timings: dict[str, Any],
@@ -24,15 +25,19 @@ def finalize_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     influx_points_dropped); they never overwrite a computed key.
     """
     run_dir = Path(run_dir)
+    data = None
     try:
-        summary = build_summary(run_dir, status=status, timings=timings, extra=extra)
+        summary, m, ld = analyse_run(run_dir, status=status, timings=timings, extra=extra)
+        data = (m, ld)
     except Exception as e:  # the run keeps a summary saying what failed
         if status not in STATUSES:
             raise
         summary = _fallback(run_dir, status, timings, extra, e)
     try:
-        m = load_metrics(run_dir)
-        plots = plot_run(m.link, m.flow, run_dir / "plots")
+        if data is None:  # the analysis failed: still draw what the metrics allow
+            m = load_metrics(run_dir)
+            data = (m, LinkData.build(m.link))
+        plots = plot_run(data[1], data[0].flow, run_dir / "plots")
         summary["plots"] = [str(p.relative_to(run_dir)) for p in plots]
     except Exception as e:  # noqa: BLE001 — a figure must never cost the run its summary
         summary["plots"] = []

@@ -106,6 +106,11 @@ def summarize_flow(df: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def split_flows(flow_df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """flow.csv rows per flow id (one pass, not one filter per flow)."""
+    return {str(fid): df for fid, df in flow_df.groupby("flow", sort=False)}
+
+
 def summarize_flows(flow_df: pd.DataFrame, spec_flow_ids: list[str],
                     declared: dict[str, dict[str, str]] | None = None
                     ) -> dict[str, dict[str, Any]]:
@@ -115,9 +120,10 @@ def summarize_flows(flow_df: pd.DataFrame, spec_flow_ids: list[str],
     the plan), so a flow that never started is visible rather than absent.
     """
     out: dict[str, dict[str, Any]] = {}
-    ids = list(dict.fromkeys(spec_flow_ids + [str(f) for f in flow_df["flow"].dropna().unique()]))
+    rows = split_flows(flow_df)
+    ids = list(dict.fromkeys(spec_flow_ids + list(rows)))
     for fid in ids:
-        entry = summarize_flow(flow_df[flow_df["flow"] == fid])
+        entry = summarize_flow(rows.get(fid, flow_df.iloc[0:0]))
         for key, value in (declared or {}).get(fid, {}).items():
             if not entry.get(key):
                 entry[key] = value

@@ -14,7 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from orchestrator.analysis.flows import per_time
-from orchestrator.analysis.links import interval_rates, link_series
+from orchestrator.analysis.links import LinkData
 
 MAX_LEGEND = 12  # beyond this a legend hides the data; the title gives the count
 
@@ -29,13 +29,14 @@ MAX_LINKS = 8  # busiest directions drawn; every direction is in summary.json an
 IDLE_UTILIZATION = 0.01  # below 1 % mean utilisation a direction only carries ACKs
 
 
-def busy_links(link_df: pd.DataFrame, max_n: int = MAX_LINKS) -> tuple[list[str], int]:
+def busy_links(ld: LinkData, max_n: int = MAX_LINKS,
+               only: set[str] | None = None) -> tuple[list[str], int]:
     """The busiest directions (by mean utilisation, idle ones left out) and how many were left."""
-    means = {}
-    for name, df in link_df.groupby("link", sort=True):
-        iv = interval_rates(link_series(df))
-        u = iv["utilization"].replace([np.inf, -np.inf], np.nan).dropna()
-        means[str(name)] = float(u.mean()) if len(u) else 0.0
+    iv = ld.iv
+    u = iv["utilization"].replace([np.inf, -np.inf], np.nan)
+    by_link = u.groupby(iv["link"]).mean()
+    means = {n: float(by_link.get(n, 0.0)) if pd.notna(by_link.get(n, 0.0)) else 0.0
+             for n in ld.names() if only is None or n in only}
     ranked = sorted((n for n in means if means[n] >= IDLE_UTILIZATION), key=lambda n: -means[n])
     return ranked[:max_n], len(means) - len(ranked[:max_n])
 
@@ -80,16 +81,13 @@ def plot_flows(flow_df: pd.DataFrame, out: Path) -> Path | None:
     return _save(fig, out / "flows.png")
 
 
-def plot_links(link_df: pd.DataFrame, out: Path) -> Path | None:
-    if link_df.empty:
-        return None
-    shown, hidden = busy_links(link_df)
+def plot_links(ld: LinkData, out: Path) -> Path | None:
+    shown, hidden = busy_links(ld)
     if not shown:
         return None
     fig, ax_u, ax_q = _two_panels()
     for name in shown:
-        s = link_series(link_df[link_df["link"] == name])
-        iv = interval_rates(s)
+        s, iv = ld.series[name], ld.intervals[name]
         line = ax_u.plot(iv["t_s"], iv["utilization"] * 100, label=name, linewidth=1)
         ax_q.plot(s["t_s"], s["queue_pkts"], label=name, linewidth=1, color=line[0].get_color())
     ax_u.set_ylabel("utilisation [%]")
@@ -103,17 +101,17 @@ def plot_links(link_df: pd.DataFrame, out: Path) -> Path | None:
     return _save(fig, out / "links.png")
 
 
-def plot_xcp(link_df: pd.DataFrame, out: Path) -> Path | None:
+def plot_xcp(ld: LinkData, out: Path) -> Path | None:
     """XCP controller state of the busiest XCP links (none → no figure)."""
-    xcp = link_df[link_df["xcp_phi"].notna()]
-    if xcp.empty:
+    xcp = {name for name, s in ld.series.items() if s["xcp_phi"].notna().any()}
+    if not xcp:
         return None
-    shown, hidden = busy_links(xcp, max_n=4)
+    shown, hidden = busy_links(ld, max_n=4, only=xcp)
     if not shown:
         return None
     fig, ax_phi, ax_pool = _two_panels()
     for name in shown:
-        s = link_series(xcp[xcp["link"] == name])
+        s = ld.series[name]
         color = ax_phi.plot(s["t_s"], s["xcp_phi"] / 1e3, label=f"{name} phi",
                             linewidth=1)[0].get_color()
         if s["xcp_h"].notna().any():
@@ -143,8 +141,8 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
-def plot_run(link_df: pd.DataFrame, flow_df: pd.DataFrame, plots_dir: Path) -> list[Path]:
+def plot_run(ld: LinkData, flow_df: pd.DataFrame, plots_dir: Path) -> list[Path]:
     """Every figure the metrics allow; returns the files written."""
-    written = [plot_flows(flow_df, plots_dir), plot_links(link_df, plots_dir),
-               plot_xcp(link_df, plots_dir)]
+    written = [plot_flows(flow_df, plots_dir), plot_links(ld, plots_dir),
+               plot_xcp(ld, plots_dir)]
     return [p for p in written if p is not None]

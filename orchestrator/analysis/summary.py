@@ -21,9 +21,9 @@ from orchestrator.analysis.fidelity import (
     check_link_rates,
     check_sampling,
 )
-from orchestrator.analysis.flows import summarize_flows
+from orchestrator.analysis.flows import split_flows, summarize_flows
 from orchestrator.analysis.jain import jain_index
-from orchestrator.analysis.links import summarize_links
+from orchestrator.analysis.links import LinkData, summarize_links
 from orchestrator.analysis.metrics_io import Metrics, load_metrics
 from orchestrator.analysis.run_context import RunContext
 
@@ -55,6 +55,14 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
                   extra: dict[str, Any] | None = None,
                   thresholds: Thresholds | None = None) -> dict[str, Any]:
     """The summary of the run in run_dir (see module doc)."""
+    return analyse_run(run_dir, status=status, timings=timings, extra=extra,
+                       thresholds=thresholds)[0]
+
+
+def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
+                extra: dict[str, Any] | None = None, thresholds: Thresholds | None = None
+                ) -> tuple[dict[str, Any], Metrics, LinkData]:
+    """The summary, plus the loaded metrics and per-link data (plots reuse them)."""
     if status not in STATUSES:
         raise ValueError(f"status {status!r} is not one of {', '.join(STATUSES)}")
     run_dir = Path(run_dir)
@@ -62,7 +70,8 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
     ctx = RunContext.load(run_dir)
     m = load_metrics(run_dir)
     flows = summarize_flows(m.flow, ctx.flow_ids(), ctx.flow_info())
-    links = summarize_links(m.link)
+    ld = LinkData.build(m.link)
+    links = summarize_links(ld)
 
     problems: list[str] = []
     if status == "completed":
@@ -70,10 +79,10 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
         problems += [f"metrics/{what}" for what in m.missing
                      if what.split(":")[0] in ("flow.csv",) or
                      (what.split(":")[0] == "link.csv" and ctx.has_routers() is not False)]
-    problems += check_link_rates(m.link, th)
-    problems += check_counters(m.link)
+    problems += check_link_rates(ld, th)
+    problems += check_counters(ld)
     problems += check_engines(m.engine, th)
-    problems += check_drops(m.link, ctx.lossy_directions(), ctx.link_down_expected())
+    problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},
                                ctx.metrics_interval_s(), th)
     extra = dict(extra or {})
@@ -83,7 +92,7 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
         problems.append(f"influx: {dropped} points could not be written "
                         "(the run directory has the complete series)")
 
-    ev = Evaluator(m, ctx, flows, links)
+    ev = Evaluator(m, ctx, flows, links, ld, split_flows(m.flow))
     summary: dict[str, Any] = {
         "run": run_dir.name,
         "experiment": ctx.experiment(default=run_dir.name),
@@ -103,7 +112,7 @@ def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
     }
     for key, value in extra.items():
         summary.setdefault(key, value)
-    return summary
+    return summary, m, ld
 
 
 def json_safe(value: Any) -> Any:

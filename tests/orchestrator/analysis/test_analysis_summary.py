@@ -101,6 +101,7 @@ def test_broken_input_still_leaves_a_summary_naming_the_failure(make_run):
 def test_link_plots_show_the_busiest_directions_only():
     import pandas as pd
 
+    from orchestrator.analysis.links import LinkData
     from orchestrator.analysis.plots import busy_links
     rows = []
     for i in range(11):
@@ -108,9 +109,10 @@ def test_link_plots_show_the_busiest_directions_only():
         for name, rate in (("a->b", 9e6), ("b->a", 1e4), ("c->d", 5e6), ("d->c", 0.0)):
             rows.append({"t_s": t, "link": name, "capacity_bps": 10e6, "tx_bytes": rate / 8 * t,
                          "queue_pkts": 0, "queue_bytes": 0, "drops_queue": 0})
-    shown, hidden = busy_links(pd.DataFrame(rows))
+    ld = LinkData.build(pd.DataFrame(rows))
+    shown, hidden = busy_links(ld)
     assert shown == ["a->b", "c->d"] and hidden == 2  # ACK-only and idle directions left out
-    assert busy_links(pd.DataFrame(rows), max_n=1) == (["a->b"], 3)
+    assert busy_links(ld, max_n=1) == (["a->b"], 3)
 
 
 def test_a_run_killed_mid_write_loses_only_the_cut_line(make_run):
