@@ -39,10 +39,15 @@ def per_time(df: pd.DataFrame, column: str, how: str = "ffill") -> pd.Series:
     """
     if df.empty:
         return pd.Series(dtype=float)
-    wide = df.assign(_s=stream_key(df)).pivot_table(
-        index="t_s", columns="_s", values=column, aggfunc="last", dropna=False)
+    keys = stream_key(df)
+    if keys.nunique() == 1:  # one stream (the common case): no reshaping needed
+        one = df.drop_duplicates("t_s", keep="last").set_index("t_s")[column]
+        one = one.sort_index().astype(float)
+        return one.ffill().fillna(0.0) if how == "ffill" else one.fillna(0.0)
+    wide = (df.assign(_s=keys).drop_duplicates(["t_s", "_s"], keep="last")
+            .set_index(["t_s", "_s"])[column].astype(float).unstack("_s").sort_index())
     wide = wide.ffill().fillna(0.0) if how == "ffill" else wide.fillna(0.0)
-    return wide.sum(axis=1).sort_index()
+    return wide.sum(axis=1)
 
 
 def active_span(cum_bytes: pd.Series) -> tuple[float, float] | None:
