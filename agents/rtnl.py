@@ -95,6 +95,10 @@ class Batch:
             body += _attr(IFLA_IFALIAS, alias.encode())
         self._add(RTM_NEWLINK, 0, body, what)
 
+    def link_state(self, index: int, up: bool, what: str) -> None:
+        body = struct.pack("=BxHiII", socket.AF_UNSPEC, 0, index, IFF_UP if up else 0, IFF_UP)
+        self._add(RTM_NEWLINK, 0, body, what)
+
     def addr(self, index: int, cidr: str, what: str) -> None:
         ip, plen = cidr.split("/")
         body = struct.pack("=BBBBI", socket.AF_INET, int(plen), 0, RT_SCOPE_UNIVERSE, index)

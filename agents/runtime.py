@@ -17,14 +17,16 @@ from typing import Any
 
 from agents import deploy, engines, nsops
 from agents.clean import clean_run
-from agents.flow_sampler import TcpDiag, XcpperfReader, iperf3_interval_rows
+from agents.flow_control import FlowControl
+from agents.flow_sampler import TcpDiag
 from agents.from_plan import machine_nodes, share_for
+from agents.kernel_mode import kernel_link_event
 from agents.link_sampler import PortDir, RateTracker, port_directions
-from agents.procs import ProcessTable, Running
+from agents.procs import ProcessTable
 from agents.sampler import Sampler
 from agents.share import ProcSpec
 from agents.state import STATE_ROOT, RunState, proc_starttime
-from agents.timeline import Action, Fired, MonotonicClock, TimelinePlayer
+from agents.timeline import Action, Fired, MonotonicClock, TimelinePlayer, sleep_until
 from orchestrator import paths
 from orchestrator.errors import BackendError
 from orchestrator.plan.model import Event, Flow, Plan
@@ -55,10 +57,9 @@ class AgentRuntime:
         self.mine: set[str] = set()
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
-        self.clients: dict[str, Running] = {}
-        self.readers: dict[str, XcpperfReader] = {}
         self.t0: float | None = None
         self.sampler: Sampler | None = None
+        self.flows: FlowControl | None = None
         self.player: TimelinePlayer | None = None
 
     # -- apply ------------------------------------------------------------
@@ -138,13 +139,13 @@ class AgentRuntime:
 
             diag = nsops.ns_thread(open_diag)
         return Sampler(plan=self.plan, dirs=dirs, groups=self.groups, kernel_ns=kernel_ns,
-                       diag=diag, clients=self.clients, readers=self.readers,
-                       rates=RateTracker())
+                       diag=diag, clients={}, readers={}, rates=RateTracker())
 
     # -- start: play the timeline and sample -------------------------------
     def start(self) -> dict[str, Any]:
-        assert self.plan and self.sampler
+        assert self.plan and self.sampler and self.procs
         plan = self.plan
+        self.flows = FlowControl(plan, self.procs, self.sampler, self.emit, self._ns, self._argv)
         self.t0 = self.clock.now()
         actions = [Action(f.start_s, f"flow_start {f.id}", partial(self._start_client, f))
                    for f in plan.flows if f.src in self.mine]
@@ -154,7 +155,7 @@ class AgentRuntime:
             if f.src in self.mine and f.stop_s is not None:
                 # the tool has its own duration; this is the backstop if it overruns
                 actions.append(Action(f.stop_s + 2.0, f"flow_backstop {f.id}",
-                                      partial(self._stop_client, f.id, quiet=True)))
+                                      partial(self.flows.stop, f.id, quiet=True)))
         for e in plan.timeline:
             actions.append(Action(e.t_s, f"{e.action} {e.target}", partial(self._event, e)))
         self.player = TimelinePlayer(actions, self.clock, self.t0, self.stop_event,
@@ -179,39 +180,19 @@ class AgentRuntime:
                              "target": target, "detail": detail}]})
 
     def _start_client(self, f: Flow) -> Any:
-        assert self.procs
-        if f.id in self.clients and self.clients[f.id].popen.poll() is None:
-            return "already running"
-        xcp = f.tool == "xcpperf"
-        run = self.procs.start(ProcSpec(key=f"{f.id}.client", ns=self._ns(f.src),
-                                        argv=self._argv(f.client_argv), kind="client"),
-                               stdout_pipe=xcp)
-        if xcp:
-            reader = self.readers[f.id] = XcpperfReader()
-            assert run.popen.stdout is not None
-            tee = open(self.procs.log_dir / f"{f.id}.client.stdout", "wb")  # noqa: SIM115
-            reader.pump(run.popen.stdout, tee)  # the reader thread closes it
-        assert self.t0 is not None
-        run.started_t_s = self.clock.now() - self.t0  # type: ignore[attr-defined]
-        self.clients[f.id] = run
-        return {"pid": run.popen.pid}
-
-    def _stop_client(self, flow_id: str, quiet: bool = False) -> Any:
-        run = self.clients.get(flow_id)
-        if run is None or run.popen.poll() is not None:
-            return None if quiet else "not running"
-        import signal
-        run.popen.send_signal(signal.SIGINT)  # iperf3/xcpperf print their summary on SIGINT
-        return "stopped"
+        assert self.flows and self.t0 is not None
+        return self.flows.start(f, self.clock.now() - self.t0)
 
     def _event(self, e: Event) -> Any:
         assert self.plan
         if e.action == "flow_start":
             return self._start_client(self.plan.flow(e.target))
         if e.action == "flow_stop":
-            return self._stop_client(e.target)
+            assert self.flows
+            return self.flows.stop(e.target)
         if self.options["router_mode"] == "kernel":
-            return self._kernel_link_event(e)
+            assert self.dep
+            return kernel_link_event(self.plan, self.dep, e, self.mine)
         results = []
         for c in e.commands:
             if c.router not in self.mine:
@@ -222,35 +203,11 @@ class AgentRuntime:
             results.append(c.router)
         return {"routers": results}
 
-    def _kernel_link_event(self, e: Event) -> Any:
-        """Kernel routers emulate nothing; only link down/up can be honoured."""
-        assert self.plan and self.dep
-        if e.action not in ("link_down", "link_up"):
-            return f"{e.action} not emulated in kernel router mode"
-        link = self.plan.link(e.target)
-        state = "up" if e.action == "link_up" else "down"
-        targets = [(self.dep.ns_fds[self._ns(ep.node)], ep.ifname) for ep in (link.a, link.b)
-                   if ep.node in self.mine]
-
-        def work() -> None:
-            from pyroute2 import IPRoute
-            home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                for fd, ifname in targets:
-                    with nsops.inside(fd, home), IPRoute() as ipr:
-                        ipr.link("set", index=ipr.link_lookup(ifname=ifname)[0], state=state)
-            finally:
-                os.close(home)
-
-        nsops.ns_thread(work)
-        return f"{link.id} {state}"
-
     def _sample_loop(self) -> None:
         assert self.plan and self.sampler and self.t0 is not None
         interval = self.plan.metrics_interval_s
         end = self.t0 + self.plan.duration_s
         k = 0
-        from agents.timeline import sleep_until
         while not self.stop_event.is_set():
             k += 1
             at = self.t0 + k * interval
@@ -272,44 +229,16 @@ class AgentRuntime:
                                "error": f"engine {g.name} exited with {g.running.popen.returncode}"
                                         f": {self.procs.stderr_tail(g.name)}"})
                     self.stop_event.set()
-            self._reap_clients()
+            assert self.flows
+            self.flows.reap(self.clock.now() - self.t0)
         if not self.stop_event.is_set():
-            self._reap_clients(final=True)
+            assert self.flows
+            self.flows.stop_all()
+            self.flows.reap(self.clock.now() - self.t0)
             late = max((f.lateness_s for f in self.player.fired), default=0.0) \
                 if self.player else 0.0
             self.emit({"type": "done", "t_s": self.clock.now() - self.t0,
                        "timeline_max_lateness_ms": round(late * 1e3, 3)})
-
-    def _reap_clients(self, final: bool = False) -> None:
-        """Clients that exited: UDP rows from iperf3's JSON, exit status as an event."""
-        assert self.plan and self.t0 is not None
-        for fid, run in list(self.clients.items()):
-            if final and run.popen.poll() is None:
-                self._stop_client(fid, quiet=True)
-                try:
-                    run.popen.wait(3)
-                except Exception:  # noqa: BLE001
-                    run.popen.kill()
-            rc = run.popen.poll()
-            if rc is None or getattr(run, "reaped", False):
-                continue
-            run.reaped = True  # type: ignore[attr-defined]
-            f = self.plan.flow(fid)
-            t_s = self.clock.now() - self.t0
-            detail: dict[str, Any] = {"rc": rc}
-            if rc not in (0, -2, 130) and self.procs:
-                detail["stderr"] = self.procs.stderr_tail(run.spec.key, 500)
-            reader = self.readers.get(fid)
-            if reader is not None and reader.error:
-                detail["error"] = reader.error
-            self.emit({"type": "rows", "measurement": "event",
-                       "rows": [{"t_s": round(t_s, 6), "kind": "flow_end", "target": fid,
-                                 "detail": detail}]})
-            if f.proto == "udp" and run.stdout_path:
-                rows = self.sampler.udp_rows(f, run, iperf3_interval_rows(
-                    run.stdout_path.read_text(errors="replace"))) if self.sampler else []
-                if rows:
-                    self.emit({"type": "rows", "measurement": "flow", "rows": rows})
 
     # -- stop / destroy -----------------------------------------------------
     def stop(self) -> dict[str, Any]:

@@ -46,29 +46,22 @@ class Sampler:
         for fid, run in self.clients.items():
             f = self.plan.flow(fid)
             if f.tool == "xcpperf" and fid in self.readers:
-                out["flow"] += self._flow_rows(f, t_s, self.readers[fid].snapshot())
+                out["flow"] += self.flow_rows(f, t_s, self.readers[fid].snapshot())
             elif f.proto != "udp" and f.src in self.diag and run.popen.poll() is None:
-                out["flow"] += self._flow_rows(f, t_s, self.diag[f.src].streams(f.port))
+                out["flow"] += self.flow_rows(f, t_s, self.diag[f.src].streams(f.port))
         return out
 
-    def _flow_rows(self, f: Flow, t_s: float, samples: list[StreamSample]
-                   ) -> list[dict[str, Any]]:
+    def flow_rows(self, f: Flow, t_s: float, samples: list[StreamSample],
+                  rate: bool = True) -> list[dict[str, Any]]:
+        """flow.csv rows; rate=False for a tool's final totals (not an interval sample)."""
         rows = []
         for s in samples:
-            rate = self._flow_rates.rate((f.id, s.stream), t_s, s.bytes)
+            tput = self._flow_rates.rate((f.id, s.stream), t_s, s.bytes) if rate else ""
             rows.append({"t_s": round(t_s, 6), "flow": f.id, "stream": s.stream,
                          "proto": f.proto, "src": f.src, "dst": f.dst, "bytes": s.bytes,
-                         "throughput_bps": rate, "cwnd_bytes": s.cwnd_bytes,
+                         "throughput_bps": tput, "cwnd_bytes": s.cwnd_bytes,
                          "srtt_us": s.srtt_us, "retransmits": s.retransmits,
                          "feedback_bytes": s.feedback_bytes})
-        return rows
-
-    def udp_rows(self, f: Flow, run: Running, samples: list[tuple[float, StreamSample]]
-                 ) -> list[dict[str, Any]]:
-        start = getattr(run, "started_t_s", f.start_s)
-        rows = []
-        for end_s, s in samples:
-            rows += self._flow_rows(f, start + end_s, [s])
         return rows
 
     def _kernel_stats(self) -> dict[str, dict[str, dict[str, int]]]:

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         if use_bar:
             bar.update(task, completed=p.fraction, phase=p.phase, msg=p.message)
         elif p.phase != "run":
-            console.print(f"[{p.run_id}] {p.phase}: {p.message}", highlight=False)
+            console.print(f"[{p.run_id}] {p.phase}: {p.message}", markup=False, highlight=False)
 
     with bar:
         res = execute_run(Path(args.spec), out_dir=Path(args.out), backend=args.backend,
@@ -102,12 +102,12 @@ def run(args: argparse.Namespace) -> int:
         out.print(t)
     err = res.summary.get("error")
     if err:
-        console.print(f"error: {err}", highlight=False)
+        console.print(f"error: {err}", markup=False, highlight=False)
     fid = res.summary.get("fidelity") or {}
     for problem in fid.get("problems", []):
-        console.print(f"fidelity: {problem}", highlight=False)
+        console.print(f"fidelity: {problem}", markup=False, highlight=False)
     if res.archive_path:
-        out.print(f"archive: {res.archive_path}", highlight=False)
+        out.print(f"archive: {res.archive_path}", markup=False, highlight=False)
     sys.stdout.flush()
     print(res.run_dir)
     return {"completed": 0, "cancelled": 130}.get(res.status, 1)

@@ -1,0 +1,126 @@
+"""Flow clients on this machine: start, stop, and account for their exit.
+
+Servers are started at apply time (before t=0); clients at their start time or
+by a `flow_start` event. When a client exits its status becomes a `flow_end`
+event; iperf3 clients also contribute a last cumulative sample from their final
+JSON (sock_diag sees the socket only while it exists), UDP clients all their
+interval rows (there is no kernel state worth sampling for UDP).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+from agents.flow_sampler import StreamSample, XcpperfReader, iperf3_interval_rows
+from agents.procs import ProcessTable, Running
+from agents.sampler import Sampler
+from agents.share import ProcSpec
+from orchestrator.plan.model import Flow, Plan
+
+Emit = Callable[[dict[str, Any]], None]
+_STOPPED_RC = (0, -2, 130)  # normal end, or SIGINT from the timeline
+
+
+def iperf3_final_streams(final_json: str) -> list[StreamSample]:
+    """Per-stream totals from iperf3's -J document, keyed like sock_diag (local port)."""
+    try:
+        doc = json.loads(final_json)
+    except json.JSONDecodeError:
+        return []
+    ports = {c.get("socket"): c.get("local_port")
+             for c in doc.get("start", {}).get("connected", [])}
+    out = []
+    for s in doc.get("end", {}).get("streams", []):
+        snd = s.get("sender") or {}
+        if "bytes" not in snd:
+            continue
+        out.append(StreamSample(stream=str(ports.get(snd.get("socket"), snd.get("socket"))),
+                                bytes=int(snd["bytes"]),
+                                retransmits=int(snd.get("retransmits", 0) or 0)))
+    return out
+
+
+class FlowControl:
+    def __init__(self, plan: Plan, procs: ProcessTable, sampler: Sampler, emit: Emit,
+                 ns_of: Callable[[str], str], argv_of: Callable[[tuple[str, ...]], tuple[str, ...]]):
+        self.plan = plan
+        self.procs = procs
+        self.sampler = sampler
+        self.emit = emit
+        self.ns_of = ns_of
+        self.argv_of = argv_of
+        self.clients: dict[str, Running] = sampler.clients  # shared: the sampler reads them
+        self.readers: dict[str, XcpperfReader] = sampler.readers
+        self.started_t: dict[str, float] = {}
+        self.reaped: set[str] = set()
+
+    def start(self, f: Flow, t_s: float) -> Any:
+        if f.id in self.clients and self.clients[f.id].popen.poll() is None:
+            return "already running"
+        xcp = f.tool == "xcpperf"
+        run = self.procs.start(ProcSpec(key=f"{f.id}.client", ns=self.ns_of(f.src),
+                                        argv=self.argv_of(f.client_argv), kind="client"),
+                               stdout_pipe=xcp)
+        if xcp:
+            reader = self.readers[f.id] = XcpperfReader()
+            assert run.popen.stdout is not None
+            tee = open(self.procs.log_dir / f"{f.id}.client.stdout", "wb")  # noqa: SIM115
+            reader.pump(run.popen.stdout, tee)  # the reader thread closes it
+        self.started_t[f.id] = t_s
+        self.reaped.discard(f.id)
+        self.clients[f.id] = run
+        return {"pid": run.popen.pid}
+
+    def stop(self, flow_id: str, quiet: bool = False) -> Any:
+        run = self.clients.get(flow_id)
+        if run is None or run.popen.poll() is not None:
+            return None if quiet else "not running"
+        run.popen.send_signal(signal.SIGINT)  # iperf3/xcpperf print their summary on SIGINT
+        return "stopped"
+
+    def stop_all(self, wait_s: float = 3.0) -> None:
+        running = [fid for fid, r in self.clients.items() if r.popen.poll() is None]
+        for fid in running:
+            self.stop(fid, quiet=True)
+        for fid in running:
+            p = self.clients[fid].popen
+            try:
+                p.wait(wait_s)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def reap(self, t_s: float) -> None:
+        """Account for every client that exited since the last call."""
+        for fid, run in list(self.clients.items()):
+            rc = run.popen.poll()
+            if rc is None or fid in self.reaped:
+                continue
+            self.reaped.add(fid)
+            f = self.plan.flow(fid)
+            detail: dict[str, Any] = {"rc": rc}
+            if rc not in _STOPPED_RC:
+                detail["stderr"] = self.procs.stderr_tail(run.spec.key, 500)
+            reader = self.readers.get(fid)
+            if reader is not None and reader.error:
+                detail["error"] = reader.error
+            self.emit({"type": "rows", "measurement": "event",
+                       "rows": [{"t_s": round(t_s, 6), "kind": "flow_end", "target": fid,
+                                 "detail": detail}]})
+            rows = self._final_rows(f, run, t_s)
+            if rows:
+                self.emit({"type": "rows", "measurement": "flow", "rows": rows})
+
+    def _final_rows(self, f: Flow, run: Running, t_s: float) -> list[dict[str, Any]]:
+        if f.tool != "iperf3" or run.stdout_path is None:
+            return []
+        text = run.stdout_path.read_text(errors="replace")
+        if f.proto == "udp":
+            start = self.started_t.get(f.id, f.start_s)
+            return [r for end_s, s in iperf3_interval_rows(text)
+                    for r in self.sampler.flow_rows(f, start + end_s, [s])]
+        return self.sampler.flow_rows(f, t_s, iperf3_final_streams(text), rate=False)
