@@ -71,6 +71,11 @@ def test_run_archive_verify_reproduce(spec, tmp_path, capsys):
     assert "seed=11" in captured.err and "differs" not in captured.err
     new_dir = Path(captured.out.strip().splitlines()[-1])
     assert json.loads((new_dir / "resolved.json").read_text())["seed"] == 11
+    # Both runs are listed: the original from its archive alone, the rerun from its directory.
+    assert main(["runs", "--out", str(out)]) == 0
+    assert run_dir.name in capsys.readouterr().out
+    assert main(["runs", "--out", str(tmp_path / "again")]) == 0
+    assert new_dir.name in capsys.readouterr().out
 
 
 def test_sweep_two_points(spec, tmp_path, capsys):
