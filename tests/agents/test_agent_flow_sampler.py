@@ -66,3 +66,14 @@ def test_sock_diag_sees_a_loopback_transfer() -> None:
         for p in (cli, srv):
             p.kill()
             p.wait()
+
+
+def test_iperf3_final_totals_are_keyed_by_local_port_like_sock_diag() -> None:
+    from agents.flow_control import iperf3_final_streams
+    doc = {"start": {"connected": [{"socket": 5, "local_port": 41000},
+                                   {"socket": 7, "local_port": 41002}]},
+           "end": {"streams": [{"sender": {"socket": 5, "bytes": 9000, "retransmits": 2}},
+                               {"sender": {"socket": 7, "bytes": 100}}]}}
+    got = {s.stream: (s.bytes, s.retransmits) for s in iperf3_final_streams(json.dumps(doc))}
+    assert got == {"41000": (9000, 2), "41002": (100, 0)}
+    assert iperf3_final_streams("{}") == [] and iperf3_final_streams("") == []
