@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.root
 def test_three_node_run_end_to_end(tmp_path: Path) -> None:
     mode = router_mode()
     spec = write_spec(tmp_path, "3s")
-    run_id = "three-20260101T000000-" + tmp_path.name[-4:].encode().hex()[:4]
+    run_id = "three-20260101T000000-" + os.urandom(2).hex()
     with socket.socket() as s:  # a port nothing listens on: InfluxDB "down" all run long
         s.bind(("127.0.0.1", 0))
         dead_influx = f"http://127.0.0.1:{s.getsockname()[1]}/xcplab"
