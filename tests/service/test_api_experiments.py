@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import yaml
-from conftest import Api, spec_text
+from svc_helpers import Api, spec_text
 
 
 def test_health_and_version(api: Api) -> None:

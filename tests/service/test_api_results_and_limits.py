@@ -6,7 +6,7 @@ import io
 import tarfile
 
 import pytest
-from conftest import Api, spec_text
+from svc_helpers import Api, spec_text
 
 from orchestrator.errors import SpecError
 from orchestrator.spec import load_spec_text

@@ -10,7 +10,7 @@ import tarfile
 import time
 
 import pytest
-from conftest import Api
+from svc_helpers import Api
 from test_restart_real import SPEC, _namespaces_of
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

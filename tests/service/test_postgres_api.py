@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import spec_text
 from sqlalchemy import create_engine
+from svc_helpers import spec_text
 
 from orchestrator.service.models import Base
 

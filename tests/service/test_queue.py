@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import spec_text
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
+from svc_helpers import spec_text
 
 from orchestrator.service import experiments, queue
 from orchestrator.service.db import make_engine, session_factory

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from conftest import spec_text
 from server_proc import Server, cli, wait_state
+from svc_helpers import spec_text
 
 
 def test_sigkill_with_queue_then_restart_loses_nothing(tmp_path: Path) -> None:
