@@ -27,7 +27,8 @@ from dockerd_proc import Dockerd
 from orchestrator.paths import BUILD_DIR
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# building the images (debootstrap) alone takes minutes
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 
 @pytest.fixture(scope="module")
