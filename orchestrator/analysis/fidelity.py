@@ -7,6 +7,8 @@ protocol. Thresholds are module constants with their reason, overridable per cal
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,6 +156,26 @@ def check_drops(ld: LinkData, lossy: set[str] | None, link_down_expected: bool) 
         if not link_down_expected and pd.notna(n_down) and n_down > 0:
             problems.append(f"link {name}: {int(n_down)} packets dropped on a down link "
                             "although the timeline never takes a link down")
+    return problems
+
+
+def check_flow_rates(flows: dict[str, dict], paths: dict[str, list[str]], ld: LinkData,
+                     th: Thresholds) -> list[str]:
+    """A flow cannot deliver faster than the slowest link on its path: if it appears to,
+    the flow sampler or the link emulation is wrong."""
+    carry = ld.carry
+    cap = (carry["carry"] * 8 / carry["dt"]).to_dict() if len(carry) else {}
+    problems = []
+    for fid, f in flows.items():
+        path = paths.get(fid) or []
+        caps = [cap[d] for a, b in itertools.pairwise(path) if (d := f"{a}->{b}") in cap]
+        thr = f.get("throughput_mbps")
+        if not caps or not isinstance(thr, (int, float)) or not math.isfinite(thr):
+            continue
+        bottleneck = min(caps) / 1e6
+        if thr > bottleneck * (1 + th.rate_tolerance):
+            problems.append(f"flow {fid}: measured {thr:.2f} Mb/s but the slowest link on its "
+                            f"path carries {bottleneck:.2f} Mb/s")
     return problems
 
 

@@ -18,6 +18,7 @@ from orchestrator.analysis.fidelity import (
     check_counters,
     check_drops,
     check_engines,
+    check_flow_rates,
     check_link_rates,
     check_sampling,
 )
@@ -81,6 +82,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
                      (what.split(":")[0] == "link.csv" and ctx.has_routers() is not False)]
     problems += check_link_rates(ld, th)
     problems += check_counters(ld)
+    problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)
     problems += check_engines(m.engine, th)
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},

@@ -123,3 +123,20 @@ def test_gap_between_two_flows_is_not_a_sampling_gap(make_run):
         w.writeheader()
         w.writerows(rows)
     assert not any("sampling gaps" in p for p in problems(run))
+
+
+def test_flow_faster_than_its_path_is_flagged(make_run):
+    import csv
+    run = make_run()
+    path = run / "metrics" / "flow.csv"
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:  # a sampler that counts f1 four times over: 48 Mb/s through 30 Mb/s
+        if r["flow"] == "f1":
+            r["bytes"] = str(4 * int(r["bytes"]))
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert problems(run) == [("flow f1: measured 48.00 Mb/s but the slowest link on its path "
+                             "carries 30.00 Mb/s")]
