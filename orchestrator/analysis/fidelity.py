@@ -8,6 +8,7 @@ protocol. Thresholds are module constants with their reason, overridable per cal
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from dataclasses import dataclass
 
@@ -40,6 +41,9 @@ class Thresholds:
     hard_timer_lateness_us: float = 5000.0
     # An engine using 90 % of a core has no headroom left for bursts.
     max_cpu_fraction: float = 0.9
+    # The runner plays the timeline with millisecond accuracy; an event 10 ms late
+    # (a quarter of a typical RTT) moves what the experiment measures.
+    max_event_lateness_ms: float = 10.0
     # A sampling interval more than this many times the nominal one is a gap.
     gap_factor: float = 2.5
 
@@ -177,6 +181,24 @@ def check_flow_rates(flows: dict[str, dict], paths: dict[str, list[str]], ld: Li
             problems.append(f"flow {fid}: measured {thr:.2f} Mb/s but the slowest link on its "
                             f"path carries {bottleneck:.2f} Mb/s")
     return problems
+
+
+def check_timeline(event_df: pd.DataFrame, th: Thresholds) -> list[str]:
+    """Timeline actions the runner played late (event.csv detail carries lateness_ms)."""
+    late = []
+    for row in event_df.itertuples(index=False):
+        try:
+            detail = json.loads(str(row.detail)) if pd.notna(row.detail) else {}
+        except json.JSONDecodeError:
+            continue
+        ms = detail.get("lateness_ms") if isinstance(detail, dict) else None
+        if isinstance(ms, (int, float)) and ms > th.max_event_lateness_ms:
+            late.append((float(ms), f"{row.kind} {row.target} at {row.t_s:.3f} s"))
+    if not late:
+        return []
+    worst = max(late)
+    return [(f"timeline: {len(late)} event(s) played more than {th.max_event_lateness_ms:g} ms "
+            f"late, the worst {worst[0]:.1f} ms ({worst[1]})")]
 
 
 # Each table's series: a gap is judged per series, so a flow that ends and one that

@@ -21,6 +21,7 @@ from orchestrator.analysis.fidelity import (
     check_flow_rates,
     check_link_rates,
     check_sampling,
+    check_timeline,
 )
 from orchestrator.analysis.flows import split_flows, summarize_flows
 from orchestrator.analysis.jain import jain_index
@@ -84,6 +85,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_counters(ld)
     problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)
     problems += check_engines(m.engine, th)
+    problems += check_timeline(m.event, th)
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},
                                ctx.metrics_interval_s(), th)

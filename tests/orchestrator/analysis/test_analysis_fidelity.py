@@ -140,3 +140,14 @@ def test_flow_faster_than_its_path_is_flagged(make_run):
         w.writerows(rows)
     assert problems(run) == [("flow f1: measured 48.00 Mb/s but the slowest link on its path "
                              "carries 30.00 Mb/s")]
+
+
+def test_late_timeline_events_are_flagged(make_run):
+    run = make_run()
+    (run / "metrics" / "event.csv").write_text(
+        't_s,kind,target,detail\n'
+        '0.001,flow_start,f1,"{""lateness_ms"": 1.2}"\n'
+        '2.034,flow_start,f2,"{""lateness_ms"": 34.0, ""result"": {""pid"": 7}}"\n'
+        '5.0,note,x,not json\n')
+    assert problems(run) == [("timeline: 1 event(s) played more than 10 ms late, the worst "
+                             "34.0 ms (flow_start f2 at 2.034 s)")]
