@@ -1,0 +1,86 @@
+"""Runs a seed-reproduction spec through `xcplab run` / `xcplab sweep` and reads the results.
+
+Shared by the fast subset (short durations through --set, part of `make test`) and
+the full reproductions (`make reproduce`). Runs go through the CLI exactly as a
+user types them, so what is checked is what docs/reproductions.md tells people to run.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator import paths
+from orchestrator.errors import XcplabError
+
+REPO = Path(__file__).resolve().parents[2]
+EXPERIMENTS = REPO / "experiments"
+
+
+def need_tools() -> None:
+    """Skip (not fail) when the engine or the host stack has not been built yet."""
+    for tool in ("xcp-router", "xcpperf"):
+        try:
+            paths.tool(tool)
+        except XcplabError as e:
+            pytest.skip(str(e))
+
+
+def _xcplab(args: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "orchestrator.cli", *args], cwd=REPO,
+                          capture_output=True, text=True, check=False, timeout=timeout_s)
+
+
+def run_spec(spec: str, out: Path, sets: list[str], timeout_s: float) -> dict[str, Any]:
+    """`xcplab run experiments/SPEC --set ... --out OUT`; returns summary.json (with `_dir`)."""
+    args = ["run", str(EXPERIMENTS / spec), "--out", str(out), "--no-progress"]
+    for s in sets:
+        args += ["--set", s]
+    res = _xcplab(args, timeout_s)
+    lines = res.stdout.strip().splitlines()
+    run_dir = Path(lines[-1]) if lines else None
+    assert res.returncode == 0 and run_dir and (run_dir / "summary.json").is_file(), (
+        f"xcplab run {spec} exited {res.returncode}\nstdout:\n{res.stdout[-3000:]}\n"
+        f"stderr:\n{res.stderr[-3000:]}")
+    summary: dict[str, Any] = json.loads((run_dir / "summary.json").read_text())
+    summary["_dir"] = str(run_dir)
+    return summary
+
+
+def run_sweep(spec: str, out: Path, params: list[str], repeat: int,
+              timeout_s: float) -> list[dict[str, str]]:
+    """`xcplab sweep experiments/SPEC --param ... --repeat N`; returns sweep.csv's rows."""
+    args = ["sweep", str(EXPERIMENTS / spec), "--out", str(out), "--repeat", str(repeat)]
+    for p in params:
+        args += ["--param", p]
+    res = _xcplab(args, timeout_s)
+    lines = res.stdout.strip().splitlines()
+    assert lines, f"xcplab sweep {spec} printed nothing\nstderr:\n{res.stderr[-3000:]}"
+    table = Path(lines[-1]) / "sweep.csv"
+    assert table.is_file(), f"no {table}\nstderr:\n{res.stderr[-3000:]}"
+    with table.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def expectation(summary: dict[str, Any], name: str) -> dict[str, Any]:
+    """The summary's result of the spec check called `name`."""
+    for e in summary.get("expectations", []):
+        if e.get("name") == name or str(e.get("check", "")).startswith(f"{name}:"):
+            return e
+    raise AssertionError(f"no expectation {name!r} in {summary['_dir']}/summary.json: "
+                         f"{[e.get('check') for e in summary.get('expectations', [])]}")
+
+
+def failed_checks(summary: dict[str, Any]) -> list[str]:
+    return [str(e.get("check")) for e in summary.get("expectations", []) if not e.get("ok")]
+
+
+def fidelity_problems(summary: dict[str, Any]) -> list[str]:
+    fid = summary.get("fidelity") or {}
+    return [] if fid.get("ok") else [str(p) for p in fid.get("problems", [])]
