@@ -85,11 +85,7 @@ class InfluxSink:
         self.last_error: str | None = None
         self._closing = False
         self.client = httpx.Client(timeout=timeout_s)
-        if create_db:
-            try:
-                self.client.post(f"{self.base}/query", params={"q": f'CREATE DATABASE "{self.db}"'})
-            except httpx.HTTPError as e:
-                self.last_error = f"create database: {e}"
+        self.create_db = create_db
         self.thread = threading.Thread(target=self._run, daemon=True, name="influx-sink")
         self.thread.start()
 
@@ -127,6 +123,12 @@ class InfluxSink:
         return False
 
     def _run(self) -> None:
+        if self.create_db:  # here, not in __init__: an unreachable server must not delay the run
+            try:
+                self.client.post(f"{self.base}/query",
+                                 params={"q": f'CREATE DATABASE "{self.db}"'})
+            except httpx.HTTPError as e:
+                self.last_error = f"create database: {e}"
         while True:
             with self.lock:
                 if not self.buf and not self._closing:
