@@ -19,7 +19,7 @@ from pathlib import Path
 from pyroute2 import IPRoute
 
 from agents import nsops
-from agents.procs import terminate_recorded
+from agents.procs import is_same_process, terminate_recorded
 from agents.state import RunState, list_runs
 
 
@@ -90,6 +90,26 @@ def clean_run(run_id: str, root: Path | None = None) -> CleanReport:
     return rep
 
 
-def clean_all(root: Path | None = None) -> list[CleanReport]:
-    """Every run that has a state file on this machine."""
-    return [clean_run(r, root) for r in list_runs(root)]
+def live_agent(run_id: str, root: Path | None = None) -> int | None:
+    """PID of the run's agent if it is still running (same pid AND start time)."""
+    try:
+        st = RunState.load(run_id, root)
+    except (FileNotFoundError, ValueError):
+        return None
+    if st.agent_pid and st.agent_starttime and is_same_process(st.agent_pid, st.agent_starttime):
+        return st.agent_pid
+    return None
+
+
+def clean_all(root: Path | None = None, include_live: bool = False
+              ) -> tuple[list[CleanReport], dict[str, int]]:
+    """Every run with a state file on this machine whose agent is gone (what runs *left*);
+    live runs are returned as {run: agent pid} unless include_live."""
+    reports, live = [], {}
+    for r in list_runs(root):
+        pid = None if include_live else live_agent(r, root)
+        if pid is not None:
+            live[r] = pid
+        else:
+            reports.append(clean_run(r, root))
+    return reports, live

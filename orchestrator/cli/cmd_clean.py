@@ -15,7 +15,10 @@ from agents.state import list_runs
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("clean", help="remove namespaces/processes a run (or every run) left")
     p.add_argument("runs", nargs="*", metavar="RUN", help="run id(s)")
-    p.add_argument("--all", action="store_true", help="every run with state on this machine")
+    p.add_argument("--all", action="store_true",
+                   help="every run with state on this machine whose agent has exited")
+    p.add_argument("--include-running", action="store_true",
+                   help="with --all: also stop and remove runs that are still running")
     p.add_argument("--list", action="store_true", help="only list runs that left state")
     p.set_defaults(func=run)
 
@@ -30,11 +33,18 @@ def run(args: argparse.Namespace) -> int:
         print("nothing selected: give RUN ids or --all"
               + (f" (runs with state: {', '.join(left)})" if left else " (no run left state)"))
         return 2
-    reports = clean_all() if args.all else [clean_run(r) for r in args.runs]
+    live: dict[str, int] = {}
+    if args.all:
+        reports, live = clean_all(include_live=args.include_running)
+    else:
+        reports = [clean_run(r) for r in args.runs]
     for rep in reports:
         print(f"{rep.run_id}: removed {len(rep.namespaces)} namespaces, "
               f"{len(rep.processes)} processes, {len(rep.interfaces)} interfaces"
               + (", state" if rep.state_dir_removed else ""))
-    if not reports:
+    for run_id, pid in live.items():
+        print(f"{run_id}: still running (agent pid {pid}), left alone; "
+              f"`xcplab clean {run_id}` stops and removes it")
+    if not reports and not live:
         print("nothing to clean")
     return 0
