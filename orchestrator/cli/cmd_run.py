@@ -75,7 +75,17 @@ def result_tables(res: RunResult) -> list[Table]:
         links.add_row(lid, _fmt(lk.get("capacity_mbps"), ".1f"), _fmt(lk.get("utilization")),
                       _fmt(lk.get("mean_queue_pkts"), ".1f"), _fmt(lk.get("max_queue_pkts"), ".0f"),
                       _fmt(lk.get("drops_queue"), ".0f"), _fmt(lk.get("drops_loss"), ".0f"))
-    return [flows, links]
+    tables = [flows, links]
+    checks = s.get("expectations") or []
+    if checks:
+        exp = Table(title="expectations", title_justify="left")
+        for col in ("check", "value", "ok"):
+            exp.add_column(col, justify="right" if col == "value" else "left")
+        for c in checks:
+            exp.add_row(str(c.get("check")), _fmt(c.get("value"), ".3g"),
+                        "yes" if c.get("ok") else "NO")
+        tables.append(exp)
+    return tables
 
 
 def run(args: argparse.Namespace) -> int:

@@ -129,7 +129,7 @@ def execute_run(spec_path: Path | None = None, *, spec_text: str | None = None, 
     run_id = run_id or new_run_id(resolved.name)
     plan = _make_plan(resolved, run_id)
     backend_cls = get_backend(backend)
-    run_dir = Path(out_dir) / run_id
+    run_dir = Path(out_dir).resolve() / run_id
     be = backend_cls(run_dir, backend_options)
     be.prepare(plan)
 
