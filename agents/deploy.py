@@ -98,8 +98,6 @@ def _queue_veths(share: Share, dep: Deployment, b: rtnl.Batch) -> None:
         b.veth((v.a.name, dep.ns_fds[v.a.ns], v.a.mac, v.a.mtu, _INDEX_BASE + 2 * k),
                (v.b.name, dep.ns_fds[v.b.ns], v.b.mac, v.b.mtu, _INDEX_BASE + 2 * k + 1),
                f"veth {v.a.ns}/{v.a.name} <-> {v.b.ns}/{v.b.name}")
-        if len(b.msgs) >= 256:  # keep the socket's receive queue of acks bounded
-            b.commit()
 
 
 def _configure_namespace(ns: Namespace, ifaces: list[Iface], alias: str, b: rtnl.Batch) -> None:

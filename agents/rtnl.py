@@ -35,6 +35,9 @@ RT_SCOPE_UNIVERSE, RT_SCOPE_LINK = 0, 253
 NUD_PERMANENT = 0x80
 
 
+_MAX_IN_FLIGHT = 128
+
+
 def _attr(kind: int, payload: bytes) -> bytes:
     n = 4 + len(payload)
     return struct.pack("=HH", n, kind) + payload + b"\0" * ((4 - n % 4) % 4)
@@ -54,7 +57,10 @@ class Batch:
     def __init__(self) -> None:
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
         self.sock.bind((0, 0))
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        try:  # acks queue up while a batch is sent; root may exceed net.core.rmem_max
+            self.sock.setsockopt(socket.SOL_SOCKET, 33, 1 << 22)  # SO_RCVBUFFORCE
+        except OSError:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         self.sock.settimeout(30.0)  # a lost ack must fail the deploy, never hang it
         self.msgs: list[bytes] = []
         self.what: dict[int, str] = {}
@@ -65,6 +71,8 @@ class Batch:
         self.what[self.seq] = what
         self.msgs.append(struct.pack("=IHHII", 16 + len(body), mtype,
                                      NLM_F_REQUEST | NLM_F_ACK | flags, self.seq, 0) + body)
+        if len(self.msgs) >= _MAX_IN_FLIGHT:
+            self.commit()  # bounded: unread acks must never overflow the receive buffer
 
     def veth(self, a: tuple[str, int, str | None, int, int],
              b: tuple[str, int, str | None, int, int], what: str) -> None:
