@@ -9,6 +9,7 @@ retrying with back-off; a batch that still fails is dropped and counted.
 from __future__ import annotations
 
 import collections
+import json
 import threading
 import time
 import urllib.parse
@@ -49,8 +50,8 @@ def to_line(measurement: str, row: dict[str, Any], base_tags: dict[str, str],
         if k == "t_s" or k in TAGS.get(measurement, ()):
             continue
         v = row.get(k)
-        if isinstance(v, dict):
-            v = ",".join(f"{a}={b}" for a, b in sorted(v.items()))
+        if isinstance(v, dict | list):  # e.g. event details: the same JSON as event.csv
+            v = json.dumps(v, separators=(",", ":"), sort_keys=True, default=str)
         fv = _field(v)
         if fv is not None:
             fields.append(f"{_esc_tag(k)}={fv}")
