@@ -17,6 +17,11 @@ def test_line_protocol_tags_fields_and_time() -> None:
     line = to_line("link", row, {"run": "exp 1", "experiment": "exp"}, t0_ns=1_000_000_000)
     assert line == ("link,experiment=exp,link=r1->h2,node=r1,port=r1:eth1,run=exp\\ 1 "
                     "capacity_bps=10i,rate_bps=2.5,xcp_phi=1.0 2500000000")
+    ev = to_line("event", {"t_s": 0.0, "kind": "set_link", "target": "l1",
+                           "detail": {"lateness_ms": 0.2, "error": 'say "no"'}}, {}, 0)
+    # JSON inside a line-protocol string field: quotes and backslashes escaped once more
+    assert ev == (r'event,kind=set_link,target=l1 '
+                  r'detail="{\"error\":\"say \\\"no\\\"\",\"lateness_ms\":0.2}" 0')
     assert parse_url("http://h:8086/mydb") == ("http://h:8086", "mydb")
     assert parse_url("http://h:8086?db=x") == ("http://h:8086", "x")
 
