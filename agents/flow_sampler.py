@@ -3,7 +3,10 @@
 - Kernel TCP (iperf3): the sender's sockets are read through sock_diag
   (INET_DIAG_INFO = struct tcp_info) in the client's namespace every interval —
   exact cumulative bytes_acked, cwnd, srtt and retransmits without touching the
-  tool. iperf3's control connection (opened first, so lowest inode) is skipped.
+  tool. iperf3's control connection is skipped: on a sending client it is the
+  only socket that receives payload (the server's state bytes), while data
+  streams receive only ACKs. (Inode order does not tell: Linux hands out inode
+  numbers in per-CPU batches, so the first socket may have the higher inode.)
 - xcpperf: its live JSON-lines output (one object per stream per interval) is
   read from the client's stdout by a thread; the latest line per stream is kept.
 - UDP (iperf3 -u): no kernel state worth sampling; rows come from iperf3's
@@ -27,7 +30,29 @@ INET_DIAG_INFO = 2
 TCP_ESTABLISHED_MASK = 1 << 1
 _DIAG_MSG = struct.Struct("=BBBBHH16s16sIQIIIII")  # inet_diag_msg, ports big-endian
 # struct tcp_info offsets (linux/tcp.h): snd_mss, rtt, snd_cwnd, total_retrans, bytes_acked
-_TI_MSS, _TI_RTT, _TI_CWND, _TI_RETRANS, _TI_ACKED = 16, 68, 80, 100, 120
+_TI_MSS, _TI_RTT, _TI_CWND, _TI_RETRANS, _TI_ACKED, _TI_RECEIVED = 16, 68, 80, 100, 120, 128
+
+
+def data_streams(socks: list[tuple[int, int, int, bytes]]) -> list[tuple[int, int, int, bytes]]:
+    """The iperf3 client's data sockets among `socks` (inode, sport, dport, tcp_info).
+
+    The control connection is the one that has received payload; if none or all
+    have (e.g. a bidirectional test), the socket with the fewest bytes acked is
+    taken as control when there is more than one.
+    """
+    def received(s: tuple[int, int, int, bytes]) -> int:
+        return int(struct.unpack_from("=Q", s[3], _TI_RECEIVED)[0])
+
+    def acked(s: tuple[int, int, int, bytes]) -> int:
+        return int(struct.unpack_from("=Q", s[3], _TI_ACKED)[0])
+
+    quiet = [s for s in socks if received(s) == 0]
+    if quiet and len(quiet) < len(socks):
+        return quiet
+    if len(socks) <= 1:
+        return []  # a lone socket is the control connection before/after the streams
+    control = min(socks, key=acked)
+    return [s for s in socks if s is not control]
 
 
 @dataclass
@@ -82,11 +107,9 @@ class TcpDiag:
                 off += (ln + 3) & ~3
 
     def streams(self, dport: int) -> list[StreamSample]:
-        socks = sorted((s for s in self._dump() if s[2] == dport and len(s[3]) >= 128),
-                       key=lambda s: s[0])
-        # iperf3 opens its control connection first (lowest inode): skip it; a lone
-        # socket is that control connection before/after the data streams exist
-        data = socks[1:]
+        socks = sorted((s for s in self._dump() if s[2] == dport and len(s[3]) >= 136),
+                       key=lambda s: s[1])
+        data = data_streams(socks)
         out: list[StreamSample] = []
         for _inode, sport, _dport, info in data:
             mss, rtt, cwnd, retrans = (struct.unpack_from("=I", info, o)[0]

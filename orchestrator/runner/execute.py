@@ -156,7 +156,9 @@ def _run_in_dir(plan: Any, be: Backend, run_dir: Path, influx_url: str | None,
               if influx_url else None)
     sinks = Sinks(CsvSink(run_dir / "metrics"), influx)
     timings: dict[str, float] = {"deploy_s": 0.0, "run_s": 0.0, "teardown_s": 0.0}
-    extra: dict[str, Any] = {"backend": backend, "backend_options": backend_options}
+    # Recorded so `xcplab reproduce` replays exactly what this run was given.
+    extra: dict[str, Any] = {"backend": backend, "backend_options": backend_options,
+                             "overrides": list(overrides)}
     status = "failed"
     try:
         with cancel_on_signals(cancel):

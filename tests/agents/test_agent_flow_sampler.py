@@ -10,7 +10,9 @@ import time
 
 import pytest
 
-from agents.flow_sampler import TcpDiag, XcpperfReader, iperf3_interval_rows
+import struct
+
+from agents.flow_sampler import TcpDiag, XcpperfReader, data_streams, iperf3_interval_rows
 
 
 def test_iperf3_intervals_become_cumulative_samples() -> None:
@@ -60,6 +62,7 @@ def test_sock_diag_sees_a_loopback_transfer() -> None:
         b = diag.streams(port)
         assert len(a) == 1 and len(b) == 1  # control connection skipped
         assert b[0].bytes > a[0].bytes > 0  # cumulative bytes_acked grows
+        assert b[0].bytes > 1_000_000  # the data stream, not the control connection
         assert isinstance(b[0].srtt_us, int) and b[0].cwnd_bytes > 0
     finally:
         diag.close()
@@ -77,3 +80,21 @@ def test_iperf3_final_totals_are_keyed_by_local_port_like_sock_diag() -> None:
     got = {s.stream: (s.bytes, s.retransmits) for s in iperf3_final_streams(json.dumps(doc))}
     assert got == {"41000": (9000, 2), "41002": (100, 0)}
     assert iperf3_final_streams("{}") == [] and iperf3_final_streams("") == []
+
+
+def _info(acked: int, received: int) -> bytes:
+    buf = bytearray(232)
+    struct.pack_into("=QQ", buf, 120, acked, received)
+    return bytes(buf)
+
+
+def test_control_connection_is_told_by_received_payload_not_inode_order() -> None:
+    # Inodes come from per-CPU batches: the control socket may have the higher one.
+    control = (9000, 40001, 5201, _info(acked=300, received=12))
+    stream = (17, 40002, 5201, _info(acked=5_000_000, received=0))
+    assert [s[1] for s in data_streams([stream, control])] == [40002]
+    assert [s[1] for s in data_streams([control, stream])] == [40002]
+    assert data_streams([control]) == []  # lone socket: control before/after the streams
+    # Bidirectional (every socket receives): the least-acked one is control.
+    both = [(1, 1, 5201, _info(10_000_000, 5)), (2, 2, 5201, _info(200, 5))]
+    assert [s[1] for s in data_streams(both)] == [1]
