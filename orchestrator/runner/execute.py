@@ -141,12 +141,13 @@ def execute_run(spec_path: Path | None = None, *, spec_text: str | None = None, 
                                                       indent=2) + "\n")
     (run_dir / "plan.json").write_text(plan.to_json() + "\n")
     return _run_in_dir(plan, be, run_dir, influx_url, on_progress, cancel or threading.Event(),
-                       backend, backend_options or {})
+                       backend, backend_options or {}, list(overrides))
 
 
 def _run_in_dir(plan: Any, be: Backend, run_dir: Path, influx_url: str | None,
                 on_progress: Callable[[Progress], None] | None, cancel: threading.Event,
-                backend: str, backend_options: dict[str, Any]) -> RunResult:
+                backend: str, backend_options: dict[str, Any],
+                overrides: list[str]) -> RunResult:
     run = _Run(plan.run_id, plan.duration_s, on_progress)
     handler = logging.FileHandler(run_dir / "logs" / "runner.log")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
@@ -158,7 +159,7 @@ def _run_in_dir(plan: Any, be: Backend, run_dir: Path, influx_url: str | None,
     timings: dict[str, float] = {"deploy_s": 0.0, "run_s": 0.0, "teardown_s": 0.0}
     # Recorded so `xcplab reproduce` replays exactly what this run was given.
     extra: dict[str, Any] = {"backend": backend, "backend_options": backend_options,
-                             "overrides": list(overrides)}
+                             "overrides": overrides}
     status = "failed"
     try:
         with cancel_on_signals(cancel):
