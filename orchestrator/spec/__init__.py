@@ -54,22 +54,16 @@ def _names_something(path: tuple[str | int, ...]) -> bool:
     return path[-1] in _NAMING_KEYS or path[0] in ("nodes", "links", "flows") and len(path) == 1
 
 
-def _also_cross_references(text: str, file: str, overrides: list[str] | None,
+def _also_cross_references(data: dict[str, Any], lines: Lines, exc: ValidationError,
                            first: SpecError) -> SpecError:
     """After structural errors, still report cross-reference problems (unknown
     nodes, disconnected flows...) of what is valid: the spec is validated again
     without the offending keys, and problems under those keys are dropped."""
-    data, lines = _data(text, file, overrides)
-    try:
-        Spec.model_validate(data)
-        return first
-    except ValidationError as e:
-        removed = error_paths(e, data)
-        pruned = prune(data, removed)
+    removed = error_paths(exc, data)
     if any(_names_something(p) for p in removed):
         return first  # pruning a name would cascade into "unknown node" noise
     try:
-        resolve(Spec.model_validate(pruned), lines)
+        resolve(Spec.model_validate(prune(data, removed)), lines)
         return first
     except ValidationError:
         return first  # a required key was bad: cross-references cannot be judged
@@ -84,12 +78,12 @@ def _also_cross_references(text: str, file: str, overrides: list[str] | None,
 
 def load_spec_text(text: str, file: str = "<spec>",
                    overrides: list[str] | None = None) -> ResolvedSpec:
+    data, lines = _data(text, file, overrides)
     try:
-        spec, lines = parse_spec(text, file, overrides)
-    except SpecError as e:
-        if any(p.path in ("(yaml)", "(top)") for p in e.problems) or not e.problems:
-            raise
-        raise _also_cross_references(text, file, overrides, e) from None
+        spec = Spec.model_validate(data)
+    except ValidationError as e:
+        first = SpecError(from_validation_error(e, data, lines, Spec))
+        raise _also_cross_references(data, lines, e, first) from None
     return resolve(spec, lines)
 
 

@@ -1,21 +1,20 @@
 """YAML text -> plain data plus the line of every key and list item.
 
-ruamel.yaml's round-trip loader keeps marks; we convert to plain dicts/lists
-(what pydantic validates) and keep a `Lines` index from YAML path tuples to
-1-based line numbers so every problem can point at its line.
+libyaml (PyYAML's C parser) composes the node graph with marks; we construct
+plain dicts/lists from it (what pydantic validates) and walk the same graph to
+keep a `Lines` index from YAML path tuples to 1-based line numbers, so every
+problem can point at its line. Duplicate keys are errors (PyYAML would keep the
+last silently). Scalars follow YAML 1.2 where 1.1 surprises people: only
+true/false are booleans (`on`, `no`, `yes` stay strings) and `1e3` is a float.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.reader import ReaderError
-from ruamel.yaml.scalarbool import ScalarBoolean
+import yaml
 
 from orchestrator.errors import SpecError, SpecProblem
 
@@ -59,59 +58,105 @@ def format_path(path: PathT) -> str:
     return out or "(top)"
 
 
-def _plain(node: Any, path: PathT, lines: Lines) -> Any:
-    if isinstance(node, CommentedMap):
-        out = {}
-        for key, value in node.items():
-            kpath = (*path, str(key))
-            try:
-                lines.by_path[kpath] = node.lc.key(key)[0] + 1
-            except (KeyError, TypeError):  # merged keys (<<) have no own mark
-                lines.by_path[kpath] = lines.by_path.get(path, 1)
-            out[str(key)] = _plain(value, kpath, lines)
-        return out
-    if isinstance(node, CommentedSeq):
-        out_list = []
-        for i, value in enumerate(node):
-            ipath = (*path, i)
-            lines.by_path[ipath] = node.lc.item(i)[0] + 1
-            out_list.append(_plain(value, ipath, lines))
-        return out_list
-    # ruamel's scalar subclasses (ScalarFloat, ScalarBoolean is an int...) -> plain types
-    if isinstance(node, ScalarBoolean | bool):
-        return bool(node)
-    for plain in (str, int, float):
-        if isinstance(node, plain):
-            return plain(node)
-    return node
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[misc, valid-type]
+    """Safe loader with YAML 1.2 booleans and floats."""
+
+
+# YAML 1.2 core schema for booleans, integers and floats (drop 1.1's yes/no/on/off,
+# sexagesimal 1:30 = 90, 0b/underscore forms).
+_CORE = {
+    "tag:yaml.org,2002:bool": (r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    "tag:yaml.org,2002:int": (r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    "tag:yaml.org,2002:float": (
+        (r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), "-+0123456789."),
+}
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in rules if tag not in _CORE]
+    for first, rules in _Base.yaml_implicit_resolvers.items()}
+for _tag, (_rx, _first) in _CORE.items():
+    _Loader.add_implicit_resolver(_tag, re.compile(_rx), list(_first))
+
+
+def _core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    return int(text, 0) if text[:2] in ("0x", "0o") else int(text, 10)  # 010 is ten
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _core_int)
+
+
+def parse_yaml_value(text: str) -> Any:
+    """One YAML value with the spec's scalar rules (for `--set`)."""
+    return yaml.load(text, Loader=_Loader)
+
+
+def _index(node: yaml.Node, path: PathT, lines: Lines, problems: list[SpecProblem]) -> None:
+    """Record the line of every key and item under `node` (a composed YAML node)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # merged keys keep the line of their mapping
+            key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else None
+            line = key_node.start_mark.line + 1
+            if key is None:
+                continue
+            if key in seen:
+                problems.append(SpecProblem(lines.file, line, format_path((*path, key)),
+                                            f"duplicate key {key!r} (first at line "
+                                            f"{seen[key]})"))
+            seen[key] = line
+            lines.by_path[(*path, key)] = line
+            _index(value_node, (*path, key), lines, problems)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines.by_path[(*path, i)] = item.start_mark.line + 1
+            _index(item, (*path, i), lines, problems)
+
+
+def _stringify_keys(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {str(k): _stringify_keys(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_stringify_keys(v) for v in data]
+    return data
 
 
 def load_yaml(text: str, file: str) -> tuple[Any, Lines]:
     """Parse YAML text; raise SpecError (with line) if it is not valid YAML."""
-    yaml = YAML(typ="rt")
     lines = Lines(file)
+    problems: list[SpecProblem] = []
     try:
-        doc = yaml.load(text)
-    except DuplicateKeyError as e:
-        line = e.problem_mark.line + 1 if e.problem_mark else None
-        raise SpecError([SpecProblem(file, line, "(yaml)",
-                                     f"duplicate key: {e.problem.strip()}")]) from e
-    except MarkedYAMLError as e:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            # index first: constructing flattens merge keys (<<) into the node in place
+            if node is not None:
+                _index(node, (), lines, problems)
+            doc = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else None
         raise SpecError([SpecProblem(file, line, "(yaml)",
                                      f"not valid YAML: {e.problem or e.context}")]) from e
-    except ReaderError as e:  # bytes YAML does not allow (NUL, control characters)
+    except yaml.reader.ReaderError as e:  # characters YAML does not allow (NUL, controls)
         line = text[:max(e.position, 0)].count("\n") + 1
         raise SpecError([SpecProblem(file, line, "(yaml)",
                                      f"not valid YAML: character {e.character!r} is not "
                                      "allowed")]) from e
-    except YAMLError as e:
+    except yaml.YAMLError as e:
         raise SpecError([SpecProblem(file, None, "(yaml)", f"not valid YAML: {e}")]) from e
-    lines.by_path[()] = 1
-    data = _plain(doc, (), lines)
-    if not isinstance(data, dict):
+    if not isinstance(doc, dict):
         raise SpecError([SpecProblem(file, 1, "(top)",
                                      "a spec is a YAML mapping with name, duration, nodes, "
                                      "links, flows ...")])
-    return data, lines
+    lines.by_path[()] = 1
+    if problems:
+        raise SpecError(problems)
+    return _stringify_keys(doc), lines

@@ -12,10 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ruamel.yaml import YAML
-
 from orchestrator.errors import SpecError, SpecProblem
-from orchestrator.spec.loader import Lines, PathT, format_path
+from orchestrator.spec.loader import Lines, PathT, format_path, parse_yaml_value
 
 _PART = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 
@@ -54,8 +52,7 @@ def _item_id(item: Any) -> str | None:
 
 
 def parse_value(text: str) -> Any:
-    yaml = YAML(typ="safe", pure=True)
-    value = yaml.load(text)
+    value = parse_yaml_value(text)
     return "" if value is None and text.strip() == "" else value
 
 
