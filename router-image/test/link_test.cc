@@ -129,6 +129,20 @@ TEST(Link, DownDropsArrivalsHoldsQueueAndResumes) {
   EXPECT_EQ(sink.got.size(), 5u);
 }
 
+TEST(Link, LateHandOverNeverOverlapsTheWire) {
+  xcp::FakeClock clock;
+  CollectingSink sink;
+  Link link(Rate::megabits_per_second(10), Duration::zero(), droptail(10), LossModel({}, 1), sink);
+  link.offer(make_sized(1250), Timestamp::zero());  // on the wire 0..1 ms
+  link.advance(Timestamp::zero() + Duration::milliseconds(2));
+  // Another link hands over a packet whose virtual arrival (0.5 ms) predates
+  // the end of the previous serialisation: it must wait for the wire.
+  link.offer(make_sized(1250), Timestamp::zero() + Duration::microseconds(500));
+  link.advance(Timestamp::zero() + Duration::milliseconds(5));
+  ASSERT_EQ(sink.got.size(), 2u);
+  EXPECT_EQ(sink.got[1].at.ns(), 2'000'000);
+}
+
 TEST(Link, DelayDecreaseNeverReorders) {
   xcp::FakeClock clock;
   CollectingSink sink;

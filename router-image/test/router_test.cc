@@ -110,7 +110,8 @@ TEST(Router, DropsAndCountsByCause) {
   EXPECT_EQ(c.drops_malformed, 1u);
   EXPECT_EQ(c.drops_not_for_us, 1u);
   EXPECT_EQ(c.rx_packets, 5u);
-  EXPECT_TRUE(f.tx[0].got.empty());
+  ASSERT_EQ(f.tx[0].got.size(), 1u);  // only the ICMP time exceeded for the TTL drop
+  EXPECT_EQ(f.tx[0].got[0].packet->data()[14 + 20], 11);
   EXPECT_TRUE(f.tx[1].got.empty());
 }
 
@@ -137,6 +138,40 @@ TEST(Router, AnswersIcmpEchoToItsPortAddress) {
   EXPECT_EQ(internet_checksum(ip, 20), 0);
   EXPECT_EQ(internet_checksum(ip + 20, 64), 0);
   EXPECT_EQ(f.router.counters(0).icmp_echo_replies, 1u);
+}
+
+TEST(Router, TtlExpiryAnswersTimeExceededQuotingTheHeader) {
+  Fixture f;
+  FrameSpec s;
+  s.ttl = 1;
+  f.send(make_frame(s));
+  EXPECT_EQ(f.router.counters(0).drops_ttl, 1u);
+  ASSERT_EQ(f.tx[0].got.size(), 1u);
+  const Packet& out = *f.tx[0].got[0].packet;
+  const uint8_t* ip = out.data() + 14;
+  EXPECT_EQ(ip[9], 1);                           // ICMP
+  EXPECT_EQ(get16(ip + 2), 20 + 8 + 20 + 8);     // quotes IP header + 8 bytes
+  EXPECT_EQ(ip[15], 2);                          // from r1:left (10.0.0.2)
+  EXPECT_EQ(ip[19], 1);                          // to the source (10.0.0.1)
+  EXPECT_EQ(internet_checksum(ip, 20), 0);
+  EXPECT_EQ(ip[20], 11);                         // time exceeded
+  EXPECT_EQ(internet_checksum(ip + 20, 36), 0);
+  EXPECT_EQ(ip[28 + 8], 1);                      // quoted TTL
+  EXPECT_EQ(get16(ip + 28 + 20 + 2), 5678);      // quoted destination port
+  EXPECT_EQ(out.frame_len, 14u + 56u);
+  EXPECT_EQ(f.router.counters(0).icmp_time_exceeded, 1u);
+}
+
+TEST(Router, NoIcmpErrorAboutAnIcmpError) {
+  Fixture f;
+  FrameSpec s;
+  s.ttl = 1;
+  s.proto = 1;
+  auto p = make_frame(s);
+  p->data()[34] = 3;  // destination unreachable
+  f.send(std::move(p));
+  EXPECT_EQ(f.router.counters(0).drops_ttl, 1u);
+  EXPECT_TRUE(f.tx[0].got.empty());
 }
 
 TEST(Router, IngressLinkDelaysBeforeRouting) {

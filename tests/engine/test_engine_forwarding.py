@@ -22,17 +22,10 @@ pytestmark = pytest.mark.root
 def _ping(
     topo: LinearTopo, dst: str, count: int, interval: float = 0.05, ttl: int | None = None
 ) -> subprocess.CompletedProcess[str]:
-    cmd = [
-        "ping",
-        "-n",
-        "-q" if ttl is None else "-n",
-        "-c",
-        str(count),
-        "-i",
-        str(interval),
-        "-W",
-        "1",
-    ]
+    # Quiet unless a TTL is given: then the per-packet ICMP errors are the point.
+    cmd = ["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1"]
+    if ttl is None:
+        cmd.append("-q")
     if ttl is not None:
         cmd += ["-t", str(ttl)]
     return topo.exec("h1", *cmd, dst, check=False)
@@ -95,8 +88,12 @@ def test_ttl_falls_by_one_per_router(n_routers: int) -> None:
     with LinearTopo(n_routers, LinkSpec(delay_us=100)) as topo:
         # The echo reply starts at 64 in h2 and crosses every router once.
         assert _reply_ttls(topo, topo.h2_addr()) == [64 - n_routers] * 3
-        # A TTL that cannot cover the path dies at the last router, counted there.
-        assert _ping(topo, topo.h2_addr(), 2, ttl=n_routers).returncode != 0
+        # A TTL that cannot cover the path dies at the last router, counted there,
+        # which answers ICMP time exceeded from the port the packet came in on.
+        short = _ping(topo, topo.h2_addr(), 2, ttl=n_routers)
+        assert short.returncode != 0
+        assert f"From 10.0.{n_routers - 1}.2" in short.stdout, short.stdout
+        assert "Time to live exceeded" in short.stdout, short.stdout
         last = topo.stats()["routers"][f"r{n_routers}"]["ports"][f"r{n_routers}:left"]
         assert last["drops"]["ttl"] == 2
         assert _ping(topo, topo.h2_addr(), 2, ttl=n_routers + 1).returncode == 0

@@ -29,11 +29,12 @@ void Link::try_start(Timestamp t) {
   if (in_service_ || !up_ || qdisc_->packets() == 0) return;
   in_service_ = qdisc_->dequeue(t);
   if (!in_service_) return;
-  service_done_ = t + capacity_.transfer_time(in_service_->wire_bytes());
+  service_done_ = std::max(t, wire_free_) + capacity_.transfer_time(in_service_->wire_bytes());
 }
 
 void Link::finish_serialising(Timestamp t) {
   // Packets never overtake each other, even right after a delay decrease.
+  wire_free_ = t;
   const Timestamp release = std::max(t + delay_, last_release_);
   last_release_ = release;
   delay_line_.push_back(InFlight{release, std::move(in_service_)});

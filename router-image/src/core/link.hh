@@ -91,6 +91,9 @@ class Link {
 
   PacketPtr in_service_;
   xcp::Timestamp service_done_ = xcp::Timestamp::max();
+  // End of the last serialisation: a packet offered with an earlier virtual
+  // time (handed over late by another link) still waits for the wire.
+  xcp::Timestamp wire_free_ = xcp::Timestamp::zero();
   RingQueue<InFlight> delay_line_;
   xcp::Timestamp last_release_ = xcp::Timestamp::zero();
 

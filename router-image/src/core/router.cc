@@ -1,5 +1,6 @@
 #include "core/router.hh"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -125,6 +126,7 @@ void Router::forward(uint16_t in_port, PacketPtr p, xcp::Timestamp now) {
   const uint8_t ttl = ip[8];
   if (ttl <= 1) {
     ++ports_[in_port]->counters.drops_ttl;
+    send_time_exceeded(in_port, std::move(p), now);
     return;
   }
   // TTL shares its 16-bit word with the protocol; RFC 1624 update of that word.
@@ -158,6 +160,52 @@ void Router::answer_echo(uint16_t in_port, PacketPtr p, xcp::Timestamp now) {
   put16(icmp + 2, checksum_update(be16(icmp + 2), old_word, be16(icmp)));
   std::swap(p->flow.src, p->flow.dst);
   ++ports_[in_port]->counters.icmp_echo_replies;
+  route_out(in_port, p, now);
+}
+
+void Router::send_time_exceeded(uint16_t in_port, PacketPtr p, xcp::Timestamp now) {
+  const int64_t second = now.ns() / 1'000'000'000;
+  if (second != icmp_window_second_) {
+    icmp_window_second_ = second;
+    icmp_window_count_ = 0;
+  }
+  if (icmp_window_count_ >= kIcmpErrorsPerSecond) return;
+  uint8_t* d = p->data();
+  uint8_t* ip = d + p->ip_offset;
+  const size_t ihl = static_cast<size_t>(ip[0] & 0x0F) * 4;
+  const bool later_fragment = (be16(ip + 6) & 0x1FFF) != 0;
+  // Never an error about an ICMP error (RFC 1122 3.2.2), nor about a later fragment.
+  if (later_fragment) return;
+  if (ip[9] == kProtoIcmp) {
+    const uint8_t type = p->ip_total_len >= ihl + 1 ? ip[ihl] : 0xFF;
+    if (type != kIcmpEchoRequest && type != kIcmpEchoReply) return;
+  }
+  ++icmp_window_count_;
+  // Quote the original IP header + 8 bytes (RFC 792) behind new IP + ICMP headers.
+  constexpr size_t kHeaders = 20 + 8;
+  const size_t quote = std::min<size_t>(ihl + 8, p->ip_total_len);
+  std::memmove(ip + kHeaders, ip, quote);
+  const uint32_t to = p->flow.src;
+  const uint32_t from = ports_[in_port]->config.ipv4.addr;
+  const uint16_t total = static_cast<uint16_t>(kHeaders + quote);
+  std::memset(ip, 0, kHeaders);
+  ip[0] = 0x45;
+  put16(ip + 2, total);
+  ip[8] = kLocalTtl;
+  ip[9] = kProtoIcmp;
+  for (int i = 0; i < 4; ++i) {
+    ip[12 + i] = static_cast<uint8_t>(from >> (24 - 8 * i));
+    ip[16 + i] = static_cast<uint8_t>(to >> (24 - 8 * i));
+  }
+  put16(ip + 10, internet_checksum(ip, 20));
+  uint8_t* icmp = ip + 20;
+  icmp[0] = 11;  // time exceeded, code 0: TTL exceeded in transit
+  put16(icmp + 2, internet_checksum(icmp, 8 + quote));
+  p->ip_total_len = total;
+  p->frame_len = static_cast<uint32_t>(p->ip_offset + total);
+  p->xcp_offset = 0;
+  p->flow = FlowKey{from, to, 0, 0, kProtoIcmp};
+  ++ports_[in_port]->counters.icmp_time_exceeded;
   route_out(in_port, p, now);
 }
 
@@ -198,6 +246,7 @@ nlohmann::json Router::stats_json() const {
           {"local", c.drops_local}}},
         {"xcp_shim_malformed", c.xcp_shim_malformed},
         {"icmp_echo_replies", c.icmp_echo_replies},
+        {"icmp_time_exceeded", c.icmp_time_exceeded},
         {"egress", port->egress->stats_json()},
         {"ingress", port->ingress ? port->ingress->stats_json() : nlohmann::json(nullptr)},
     };

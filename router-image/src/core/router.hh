@@ -29,6 +29,7 @@ struct PortCounters {
   uint64_t drops_not_for_us = 0, drops_local = 0;
   uint64_t xcp_shim_malformed = 0;  // forwarded as non-XCP (PROTOCOL.md §1)
   uint64_t icmp_echo_replies = 0;
+  uint64_t icmp_time_exceeded = 0;  // sent back for TTL drops (rate-limited)
 };
 
 class Router {
@@ -105,6 +106,12 @@ class Router {
   bool route_out(uint16_t in_port, PacketPtr& p, xcp::Timestamp now);
   bool is_local_address(uint32_t addr) const;
   void answer_echo(uint16_t in_port, PacketPtr p, xcp::Timestamp now);
+  // Turns the expired packet into an ICMP time-exceeded (RFC 792) to its
+  // source, at most kIcmpErrorsPerSecond per router.
+  void send_time_exceeded(uint16_t in_port, PacketPtr p, xcp::Timestamp now);
+  static constexpr uint32_t kIcmpErrorsPerSecond = 1000;
+  int64_t icmp_window_second_ = -1;
+  uint32_t icmp_window_count_ = 0;
 
   std::string name_;
   uint32_t xcp_address_;
