@@ -87,3 +87,43 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace xcphost::test
+
+namespace xcphost::test {
+namespace {
+
+// Slow start overshooting a shallow drop-tail buffer loses many packets and,
+// with the buffer still full, the first retransmissions too. A lost
+// retransmission must be detected (ACKs echo later timestamps while the head
+// stays missing) and repeated, not left to RTO after RTO while SACKs keep
+// the buffer full. Regression: the cumulative ACK once stalled for seconds.
+TEST(TransportSim, LostRetransmissionsAfterSlowStartOvershootAreRepaired) {
+  for (CcKind cc : {CcKind::kNewReno, CcKind::kHighSpeed}) {
+    PathConfig fwd;
+    fwd.rate = xcp::Rate::megabits_per_second(30);
+    fwd.delay = xcp::Duration::microseconds(100);
+    fwd.queue_packets = 66;  // 100 kB, as the kernel-router tbf test
+    PathConfig rev = fwd;
+    rev.rate = xcp::Rate::megabits_per_second(1000);
+    SimNetwork net(fwd, rev, 1);
+    ConnectionConfig cfg;
+    cfg.cc = cc;
+    constexpr uint64_t kBytes = 5'000'000;
+    PatternReceiver rx;
+    net.b().listen(5001, cfg, [&](Connection&) { return &rx; });
+    PatternSender tx(kBytes);
+    Connection& c = net.a().connect({SimNetwork::kAddrB, 40000, 5001}, cfg, &tx, net.now());
+    const xcp::Timestamp t0 = net.now();
+    net.run_until([&] { return tx.closed && rx.closed; }, xcp::Duration::seconds(60));
+    const double elapsed = (net.now() - t0).seconds_f();
+    EXPECT_EQ(rx.received, kBytes) << to_string(cc);
+    EXPECT_FALSE(rx.mismatch);
+    EXPECT_GT(c.stats().retransmits, 50u);  // the overshoot really happened
+    // 5 MB at 30 Mb/s is 1.33 s of payload serialisation (1.41 s on the wire);
+    // allow one RTO-sized stall for the tail of the overshoot, no more.
+    EXPECT_LT(elapsed, 1.41 + 0.6) << to_string(cc);
+    EXPECT_LE(c.stats().timeouts, 2u) << to_string(cc);
+  }
+}
+
+}  // namespace
+}  // namespace xcphost::test

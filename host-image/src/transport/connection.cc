@@ -47,6 +47,7 @@ Connection::Connection(const ConnectionConfig& cfg, FlowKey key, bool active,
       rtt_(cfg.rtt),
       board_(0, cfg.mss_bytes),
       send_buf_(cfg.send_buffer_bytes),
+      rx_(cfg.receive_window_bytes, cfg.delayed_ack, cfg.delayed_ack_timeout),
       state_(active ? ConnState::kSynSent : ConnState::kSynReceived) {}
 
 void Connection::start(xcp::Timestamp now) {
@@ -83,12 +84,12 @@ void Connection::finish(ConnState s, ConnError e) {
   if (done()) return;
   state_ = s;
   error_ = e;
-  rto_deadline_ = delack_deadline_ = xcp::Timestamp::max();
+  rto_deadline_ = xcp::Timestamp::max();
   if (handler_) handler_->on_closed(*this);
 }
 
 void Connection::maybe_done() {
-  if (state_ == ConnState::kEstablished && fin_acked_ && peer_fin_received_) {
+  if (state_ == ConnState::kEstablished && fin_acked_ && rx_.fin_received()) {
     finish(ConnState::kClosed, ConnError::kNone);
   }
 }
@@ -119,20 +120,20 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
   if (state_ == ConnState::kSynSent) {
     if (!seg.has(seg_flags::kSyn) || !seg.has(seg_flags::kAck)) return;
     if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(micros32(now) - seg.ts_ecr_us));
-    ts_recent_ = seg.ts_val_us;
+    rx_.set_ts_recent(seg.ts_val_us);
     peer_window_end_ = seg.window_bytes;
     enter_established(now);
-    ack_now_ = true;
+    rx_.request_ack();
     pump(now);
     return;
   }
   if (seg.has(seg_flags::kSyn)) {
     // A repeated SYN (our SYN-ACK was lost) or SYN-ACK (our ACK was lost).
-    ts_recent_ = seg.ts_val_us;
+    rx_.set_ts_recent(seg.ts_val_us);
     if (state_ == ConnState::kSynReceived) {
       send_control(seg_flags::kSyn | seg_flags::kAck, now);
     } else {
-      ack_now_ = true;
+      rx_.request_ack();
       pump(now);
     }
     return;
@@ -144,10 +145,12 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
     enter_established(now);
   }
 
-  if (unacked_segments_ == 0) ts_recent_ = seg.ts_val_us;  // RFC 7323: echo the oldest unacked
+  rx_.note_timestamp(seg.ts_val_us);
   if (seg.has(seg_flags::kAck)) on_ack_field(shim, seg, now);
   if (done()) return;
-  if (!payload.empty() || seg.has(seg_flags::kFin)) on_payload(seg, payload, now);
+  if (!payload.empty() || seg.has(seg_flags::kFin)) {
+    rx_.on_segment(seg.seq, payload, seg.has(seg_flags::kFin), now, *this);
+  }
   pump(now);  // before maybe_done(): the ACK of the peer's FIN must still leave
   maybe_done();
 }
@@ -184,6 +187,7 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
   ev.in_recovery = in_recovery_;
   cc_->on_ack(ev);  // exactly once per ACK, duplicates and stale ones included
 
+  check_lost_head_retransmission(seg, now);
   if (in_recovery_) {
     if (board_.snd_una() >= recovery_point_) {
       in_recovery_ = false;
@@ -195,57 +199,41 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
     in_recovery_ = true;
     recovery_point_ = board_.snd_nxt();
     ++stats_.fast_recoveries;
-    cc_->on_loss(now, board_.pipe());
+    // RFC 5681 (4): ssthresh from FlightSize, the data outstanding (pipe would
+    // already exclude what this very ACK declared lost).
+    cc_->on_loss(now, board_.outstanding_bytes());
   }
 }
 
-void Connection::on_payload(const SegmentHeader& seg, std::span<const uint8_t> payload,
-                            xcp::Timestamp now) {
-  const uint64_t seq = seg.seq;
-  const uint64_t end = seq + payload.size();
-  bool in_order = false;
-  if (!payload.empty()) {
-    if (end <= rcv_nxt_) {
-      ack_now_ = true;  // duplicate: tell the sender at once
-    } else if (seq <= rcv_nxt_) {
-      deliver(payload.subspan(rcv_nxt_ - seq));
-      rcv_nxt_ = end;
-      in_order = true;
-      if (!reasm_.empty()) {
-        rcv_nxt_ = reasm_.drain(rcv_nxt_, [this](std::span<const uint8_t> b) { deliver(b); });
-        ack_now_ = true;  // a hole closed: RFC 5681 §4.2 immediate ACK
-      }
-    } else {
-      if (end - rcv_nxt_ <= cfg_.receive_window_bytes) reasm_.insert(seq, payload);
-      ack_now_ = true;  // out of order: immediate (duplicate) ACK with SACK
-    }
+void Connection::check_lost_head_retransmission(const SegmentHeader& seg, xcp::Timestamp now) {
+  if (!head_retx_seq_) return;
+  if (board_.snd_una() != *head_retx_seq_ || board_.outstanding_bytes() == 0) {
+    head_retx_seq_.reset();  // the head moved: that retransmission arrived
+    return;
   }
-  if (seg.has(seg_flags::kFin)) {
-    peer_fin_seq_ = end;
-    ack_now_ = true;
-  }
-  check_peer_fin();
-  if (in_order) {
-    ++unacked_segments_;
-    if (!cfg_.delayed_ack || unacked_segments_ >= 2) {
-      ack_now_ = true;
-    } else if (delack_deadline_ == xcp::Timestamp::max()) {
-      delack_deadline_ = now + cfg_.delayed_ack_timeout;
-    }
+  // The peer echoes the ts_val of the segment that triggered this ACK. If that
+  // segment left after our retransmission of the head, yet the head is still
+  // missing, the retransmission was lost (the idea of RFC 8985 RACK, with
+  // echoed timestamps as the send-time record). Without this, a lost
+  // retransmission waits for the RTO, and a sender kept busy by SACKs can
+  // lose the RTO's retransmission too, again and again.
+  if (seg.ts_ecr_us == 0 || static_cast<int32_t>(seg.ts_ecr_us - head_retx_ts_us_) <= 0) return;
+  if (!sink_.has_room()) return;
+  const uint64_t una = board_.snd_una();
+  if (fin_sent_ && una == write_end_) {
+    send_segment(una, 0, true, true, now);
+  } else {
+    send_segment(una, static_cast<uint32_t>(std::min<uint64_t>(cfg_.mss_bytes, write_end_ - una)), false, true, now);
   }
 }
 
-void Connection::deliver(std::span<const uint8_t> bytes) {
+void Connection::on_bytes(std::span<const uint8_t> bytes) {
   stats_.bytes_received += bytes.size();
-  if (handler_) handler_->on_data(*this, bytes);
+  if (handler_ && !done()) handler_->on_data(*this, bytes);
 }
 
-void Connection::check_peer_fin() {
-  if (!peer_fin_received_ && peer_fin_seq_ && rcv_nxt_ == *peer_fin_seq_) {
-    rcv_nxt_ += 1;  // FIN occupies one sequence unit
-    peer_fin_received_ = true;
-    if (handler_) handler_->on_peer_fin(*this);
-  }
+void Connection::on_fin() {
+  if (handler_ && !done()) handler_->on_peer_fin(*this);
 }
 
 // ---- timers --------------------------------------------------------------
@@ -258,17 +246,14 @@ xcp::Timestamp Connection::idle_deadline() const {
 }
 
 xcp::Timestamp Connection::next_deadline() const {
-  return std::min({rto_deadline_, delack_deadline_, idle_deadline()});
+  return std::min({rto_deadline_, rx_.delack_deadline(), idle_deadline()});
 }
 
 void Connection::on_timer(xcp::Timestamp now) {
   if (done()) return;
-  if (delack_deadline_ <= now) {
-    delack_deadline_ = xcp::Timestamp::max();
-    if (unacked_segments_ > 0) {
-      ack_now_ = true;
-      pump(now);
-    }
+  if (rx_.delack_deadline() <= now) {
+    rx_.on_delack_timer(now);
+    if (rx_.ack_owed()) pump(now);
   }
   if (rto_deadline_ <= now) on_retransmission_timeout(now);
   if (!done() && idle_deadline() <= now) abort(now, ConnError::kTimedOut);
@@ -291,7 +276,7 @@ void Connection::on_retransmission_timeout(xcp::Timestamp now) {
     return;
   }
   ++consecutive_timeouts_;
-  const bool only_fin_left = fin_sent_ && board_.snd_una() == write_end_ && peer_fin_received_;
+  const bool only_fin_left = fin_sent_ && board_.snd_una() == write_end_ && rx_.fin_received();
   if (only_fin_left && consecutive_timeouts_ > kMaxFinTimeouts) {
     finish(ConnState::kClosed, ConnError::kNone);
     return;
@@ -324,7 +309,7 @@ void Connection::pump(xcp::Timestamp now) {
     while (sink_.has_room() && send_one(now)) {
     }
   }
-  if (ack_now_ && !done() && state_ != ConnState::kSynSent && sink_.has_room()) {
+  if (rx_.ack_owed() && !done() && state_ != ConnState::kSynSent && sink_.has_room()) {
     send_control(seg_flags::kAck, now);
   }
 }
@@ -361,14 +346,9 @@ bool Connection::send_one(xcp::Timestamp now) {
 void Connection::fill_ack_fields(SegmentHeader& seg) const {
   seg.src_port = key_.local_port;
   seg.dst_port = key_.remote_port;
-  seg.ack = rcv_nxt_;
-  seg.window_bytes = advertised_window();
-  seg.ts_ecr_us = ts_recent_;
-}
-
-uint32_t Connection::advertised_window() const {
-  const uint64_t held = reasm_.held_bytes();
-  return held >= cfg_.receive_window_bytes ? 0 : static_cast<uint32_t>(cfg_.receive_window_bytes - held);
+  seg.ack = rx_.rcv_nxt();
+  seg.window_bytes = rx_.window();
+  seg.ts_ecr_us = rx_.ts_recent();
 }
 
 void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retransmit,
@@ -385,15 +365,16 @@ void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retrans
   sink_.commit(key_.remote_addr, hdr + len);
   ++stats_.packets_sent;
   cc_->on_packet_sent(now, len, board_.pipe());
+  if (retransmit && seq == board_.snd_una()) {
+    head_retx_seq_ = seq;
+    head_retx_ts_us_ = seg.ts_val_us;
+  }
   if (retransmit) {
     ++stats_.retransmits;
   } else {
     stats_.bytes_sent += len;
   }
-  // The data segment carries our ACK: nothing owed any more.
-  ack_now_ = false;
-  unacked_segments_ = 0;
-  delack_deadline_ = xcp::Timestamp::max();
+  rx_.on_ack_sent();  // the data segment carries our ACK
   if (rto_deadline_ == xcp::Timestamp::max()) arm_rto(now);
 }
 
@@ -405,12 +386,11 @@ void Connection::send_control(uint8_t flags, xcp::Timestamp now) {
   seg.ts_val_us = micros32(now);
   if (flags & seg_flags::kSyn) {
     seg.ack = 0;
-    seg.window_bytes = advertised_window();
     if (!(flags & seg_flags::kAck)) seg.ts_ecr_us = 0;
   }
   if (flags == seg_flags::kAck) {
     std::array<SackBlock, kMaxSackBlocks> blocks{};
-    seg.sack_count = static_cast<uint8_t>(reasm_.sack_blocks(blocks));
+    seg.sack_count = static_cast<uint8_t>(rx_.sack_blocks(blocks));
     std::copy(blocks.begin(), blocks.end(), seg.sacks.begin());
   }
   // SYNs are Standard (they cross routers like data); ACKs and RSTs are Minimal.
@@ -419,9 +399,7 @@ void Connection::send_control(uint8_t flags, xcp::Timestamp now) {
   const size_t len = write_packet(seg, standard, out);
   sink_.commit(key_.remote_addr, len);
   ++stats_.packets_sent;
-  ack_now_ = false;
-  unacked_segments_ = 0;
-  delack_deadline_ = xcp::Timestamp::max();
+  rx_.on_ack_sent();
 }
 
 size_t Connection::write_packet(const SegmentHeader& seg, bool standard, std::span<uint8_t> out) {

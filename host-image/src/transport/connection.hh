@@ -20,7 +20,7 @@
 #include "transport/connection_handler.hh"
 #include "transport/feedback_accumulator.hh"
 #include "transport/packet_sink.hh"
-#include "transport/reassembly_queue.hh"
+#include "transport/receive_side.hh"
 #include "transport/rtt_estimator.hh"
 #include "transport/sack_scoreboard.hh"
 #include "transport/segment.hh"
@@ -55,7 +55,7 @@ struct ConnectionStats {
   uint64_t packets_received = 0;
 };
 
-class Connection {
+class Connection final : private ReceiveSink {
  public:
   // Active open (client) when `active`, else passive (created by a listener on a SYN).
   Connection(const ConnectionConfig& cfg, FlowKey key, bool active, ConnectionHandler* handler,
@@ -91,16 +91,16 @@ class Connection {
   const RttEstimator& rtt() const { return rtt_; }
   size_t send_space() const { return send_buf_.free_space(); }
   bool closing() const { return fin_queued_; }
-  bool peer_finished() const { return peer_fin_received_; }
+  bool peer_finished() const { return rx_.fin_received(); }
   uint64_t bytes_in_flight() const { return board_.pipe(); }
   void set_handler(ConnectionHandler* h) { handler_ = h; }
   ConnectionHandler* handler() const { return handler_; }
 
  private:
   void on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& seg, xcp::Timestamp now);
-  void on_payload(const SegmentHeader& seg, std::span<const uint8_t> payload, xcp::Timestamp now);
-  void deliver(std::span<const uint8_t> bytes);
-  void check_peer_fin();
+  // ReceiveSink: what the receive side accepted, passed on to the application.
+  void on_bytes(std::span<const uint8_t> bytes) override;
+  void on_fin() override;
   void on_retransmission_timeout(xcp::Timestamp now);
   void enter_established(xcp::Timestamp now);
   void finish(ConnState s, ConnError e);
@@ -111,8 +111,8 @@ class Connection {
   void send_control(uint8_t flags, xcp::Timestamp now);  // SYN, SYN-ACK, pure ACK, RST
   size_t write_packet(const SegmentHeader& seg, bool standard, std::span<uint8_t> out);
   void fill_ack_fields(SegmentHeader& seg) const;
-  uint32_t advertised_window() const;
   void arm_rto(xcp::Timestamp now);
+  void check_lost_head_retransmission(const SegmentHeader& seg, xcp::Timestamp now);
   xcp::Timestamp idle_deadline() const;
   uint64_t window_payload_bytes() const;
 
@@ -126,7 +126,7 @@ class Connection {
   SackScoreboard board_;
   FeedbackAccumulator feedback_;
   SendBuffer send_buf_;
-  ReassemblyQueue reasm_;
+  ReceiveSide rx_;
   ConnectionStats stats_;
 
   ConnState state_;
@@ -144,16 +144,12 @@ class Connection {
   uint64_t recovery_point_ = 0;
   bool peer_sends_sack_ = false;
   uint32_t consecutive_timeouts_ = 0;
+  // Last retransmission of the segment at snd_una and its ts_val: an ACK
+  // echoing a later ts_val while snd_una has not moved means it was lost.
+  std::optional<uint64_t> head_retx_seq_;
+  uint32_t head_retx_ts_us_ = 0;
   xcp::Timestamp rto_deadline_ = xcp::Timestamp::max();
 
-  // Receiver.
-  uint64_t rcv_nxt_ = 0;
-  std::optional<uint64_t> peer_fin_seq_;
-  bool peer_fin_received_ = false;
-  uint32_t unacked_segments_ = 0;
-  bool ack_now_ = false;
-  uint32_t ts_recent_ = 0;
-  xcp::Timestamp delack_deadline_ = xcp::Timestamp::max();
 };
 
 }  // namespace xcphost
