@@ -12,9 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import yaml
+
 from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.spec.loader import Lines, PathT, format_path, parse_yaml_value
 
+_PATH_HELP = "write e.g. duration, links[0].capacity or links[bottleneck].delay"
 _PART = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 
 
@@ -25,7 +28,7 @@ def parse_path(text: str) -> list[str | int | tuple[str]]:
     for m in _PART.finditer(text):
         between = text[pos:m.start()]
         if between not in ("", "."):
-            raise ValueError(f"bad path {text!r} near {between!r}")
+            raise ValueError(f"bad path {text!r} near {between!r}: {_PATH_HELP}")
         pos = m.end()
         key, sel = m.group(1), m.group(2)
         if key is not None:
@@ -35,9 +38,9 @@ def parse_path(text: str) -> list[str | int | tuple[str]]:
         elif sel:
             parts.append((sel.strip(),))
         else:
-            raise ValueError(f"bad path {text!r}: empty []")
+            raise ValueError(f"bad path {text!r}: empty []; {_PATH_HELP}")
     if pos != len(text) or not parts:
-        raise ValueError(f"bad path {text!r}: write e.g. links[0].capacity or duration")
+        raise ValueError(f"bad path {text!r}: {_PATH_HELP}")
     return parts
 
 
@@ -66,9 +69,12 @@ def apply_override(data: dict[str, Any], lines: Lines, assignment: str) -> None:
     path_text, value_text = assignment.split("=", 1)
     try:
         parts = parse_path(path_text.strip())
-        value = parse_value(value_text)
-    except Exception as e:  # ruamel raises several error types for bad YAML values
+    except ValueError as e:
         raise fail(str(e)) from e
+    try:
+        value = parse_value(value_text)
+    except yaml.YAMLError as e:
+        raise fail(f"the value is not valid YAML: {str(e).splitlines()[0]}") from e
     node: Any = data
     real: list[str | int] = []
     for i, part in enumerate(parts):

@@ -146,6 +146,11 @@ def test_overrides(override: str, check: object) -> None:
     ("links[9].capacity=1Mbps", "--set: links[9].capacity=1Mbps: links has no item [9] (3 items)"),
     ("links[edge].delay=1ms", ("--set: links[edge].delay=1ms: no item with id 'edge' in links "
                               "(ids: h1-r1, core, r2-h2)")),
+    ("nodes.r1.queue={kind: [", ("--set: nodes.r1.queue={kind: [: the value is not valid "
+                                 "YAML: while parsing a flow node")),
+    ("links[.capacity=1Mbps", ("--set: links[.capacity=1Mbps: bad path 'links[.capacity' near "
+                               "'[.': write e.g. duration, links[0].capacity or "
+                               "links[bottleneck].delay")),
     ("duration", ("--set: duration: expected path=value, e.g. duration=5s or "
                  "links[0].capacity=10Mbps")),
     ("duration=5", ("spec.yaml: duration: 5 has no unit; a duration needs one: 5s (valid units: "
