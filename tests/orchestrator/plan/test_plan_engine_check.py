@@ -27,7 +27,9 @@ SPECS = [REPO / "experiments" / "quickstart.yaml", *sorted((REPO / "experiments"
 TUNED = [("nodes.r1.queue={kind: xcp, capacity: 15Mbps, alpha: 0.3, gamma: 0.05, "
          "min_interval: 2ms, max_interval: 500ms, rtt_cap: 900ms}"),
          "links[bottleneck].loss={model: gilbert_elliott, p: 1%, r: 30%, loss_bad: 50%}",
-         "links[bottleneck].buffer=40pkts"]
+         "links[bottleneck].buffer=40pkts",
+         ("nodes.r2.queue={kind: red, min_th: 5, max_th: 20, max_p: 0.2, w_q: 0.01, "
+          "gentle: false, thresh_unit: packets, mean_packet_bytes: 1000}")]
 
 
 def _engine() -> Path:
