@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from orchestrator.plan.lint import warnings
 from orchestrator.plan.planner import make_plan
 from orchestrator.plan.render import render
 from orchestrator.spec import load_spec
@@ -24,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(load_spec(args.spec, args.overrides), args.run_id)
+    for w in warnings(plan):
+        print(f"{args.spec}: warning: {w}", file=sys.stderr)
     try:
         print(plan.to_json() if args.json else render(plan), flush=True)
     except BrokenPipeError:  # `xcplab plan X | head`: the reader left, not an error

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
+from orchestrator.plan.lint import warnings
+from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec
 
 
@@ -18,6 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     resolved = load_spec(args.spec, args.overrides)  # SpecError -> exit 2 in cli.main
+    # Planning is pure and fast; it catches what only a plan can show (no route...).
+    for w in warnings(make_plan(resolved, "validate")):
+        print(f"{args.spec}: warning: {w}", file=sys.stderr)
     if not args.quiet:
         print(f"{args.spec}: ok ({len(resolved.nodes)} nodes, {len(resolved.links)} links, "
               f"{len(resolved.flows)} flows, {len(resolved.timeline)} link events, "

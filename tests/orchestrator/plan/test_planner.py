@@ -264,3 +264,22 @@ def test_200_nodes_plan_quickly() -> None:
     elapsed = time.perf_counter() - t0
     assert len(plan.nodes) == 200 and len(plan.flows) == 75
     assert elapsed < 10.0, f"planning 200 nodes took {elapsed:.1f} s"
+
+
+def test_lint_warnings() -> None:
+    from orchestrator.plan.lint import warnings
+
+    assert warnings(make_plan(load_spec(QUICKSTART), "x")) == []
+    no_xcp = make_plan(load_spec(QUICKSTART, ["nodes.r1.queue=droptail"]), "x")
+    assert warnings(no_xcp) == [
+        ("flow xcp1 is XCP but no queue on its path s1 r1 r2 d1 is an XCP queue: it gets no "
+        "feedback and keeps its initial window"),
+        ("flow xcp2 is XCP but no queue on its path s2 r1 r2 d2 is an XCP queue: it gets no "
+        "feedback and keeps its initial window")]
+    wide = make_plan(load_spec(QUICKSTART, ["nodes.r1.queue={kind: xcp, capacity: 10Mbps}"]), "x")
+    assert warnings(wide) == [("router r1: the XCP capacity override applies to all 7 directions "
+                              "it emulates (set it on one link's queue to target one port)")]
+    one = make_plan(load_spec(QUICKSTART, [
+        "links[bottleneck].a_to_b={queue: {kind: xcp, capacity: 10Mbps}}"]), "x")
+    assert warnings(one) == []
+    assert one.link("bottleneck").a_to_b.queue.params == {"capacity_bps": 10_000_000}

@@ -69,3 +69,10 @@ def test_schema_check(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "--check"]) == 0
     assert main(["schema"]) == 0
     assert json.loads(capsys.readouterr().out)["title"] == "xcplab experiment spec"
+
+
+def test_validate_warns_but_succeeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = _write(tmp_path, edit(("queue: xcp}", "queue: droptail}")))  # XCP flow, no XCP queue
+    assert main(["validate", str(p)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"{p}: warning: flow f1 is XCP but no queue on its path")

@@ -1,0 +1,46 @@
+"""Warnings about valid plans that probably do not measure what was meant.
+
+They never fail a spec (`xcplab validate` still exits 0); they are printed by
+`validate` and `plan` so a researcher sees them before spending a run.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from orchestrator.plan.model import Direction, Plan
+
+XCP_KINDS = ("xcp",)  # queue kinds that give XCP feedback (xcp-i, ixcp later)
+
+
+def _forward_dirs(plan: Plan, path: tuple[str, ...]) -> list[Direction]:
+    out = []
+    for a, b in itertools.pairwise(path):
+        for link in plan.links:
+            if {link.a.node, link.b.node} == {a, b}:
+                out.append(link.direction(a))
+                break
+    return out
+
+
+def warnings(plan: Plan) -> list[str]:
+    out: list[str] = []
+    for f in plan.flows:
+        if f.proto != "xcp":
+            continue
+        dirs = _forward_dirs(plan, f.path)
+        if not any(d.queue.kind in XCP_KINDS for d in dirs):
+            out.append(f"flow {f.id} is XCP but no queue on its path {' '.join(f.path)} is "
+                       "an XCP queue: it gets no feedback and keeps its initial window")
+    overridden: dict[str, set[int]] = {}
+    for link in plan.links:
+        for d in (link.a_to_b, link.b_to_a):
+            if d.queue.kind in XCP_KINDS and "capacity_bps" in d.queue.params:
+                overridden.setdefault(d.emulated_by, set()).add(d.queue.params["capacity_bps"])
+    for router, caps in sorted(overridden.items()):
+        n = sum(1 for link in plan.links for d in (link.a_to_b, link.b_to_a)
+                if d.emulated_by == router and "capacity_bps" in d.queue.params)
+        if n > 1 and len(caps) == 1:
+            out.append(f"router {router}: the XCP capacity override applies to all {n} "
+                       "directions it emulates (set it on one link's queue to target one port)")
+    return out
