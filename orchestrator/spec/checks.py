@@ -41,7 +41,9 @@ def _name(c: Check) -> str:
     return f"{c.metric}({target}) {c.op} {c.value}{rel}"
 
 
-def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad) -> list[RCheck]:
+def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad,
+                   shortened: bool = False) -> list[RCheck]:
+    """Checks with SI values; `shortened` (duration from --set) cuts windows at the end."""
     flow_ids = [f.id for f in spec.flows]
     out = []
     names: set[str] = set()
@@ -84,6 +86,8 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad) -> list[RCheck]:
             ok = False
         w0 = c.window.start if c.window else 0.0
         w1 = c.window.stop if c.window else None
+        if shortened and w1 is not None:
+            w1 = min(w1, spec.duration)
         if w1 is not None and not w0 < w1 <= spec.duration:
             bad((*path, "window"), f"window must satisfy start < stop <= duration "
                 f"({spec.duration:g}s)")

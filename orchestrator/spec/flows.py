@@ -71,6 +71,8 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             r.bad(path, "give stop or size, not both")
         if stop is None and size is None:
             stop = spec.duration
+        if stop is not None and r.shortened:
+            stop = min(stop, spec.duration)
         if start >= spec.duration:
             r.bad((*path, "start"), f"start {start:g}s is not before the end of the run "
                      f"(duration {spec.duration:g}s)")

@@ -180,3 +180,20 @@ def test_x_keys_hold_anchors_and_are_ignored() -> None:
                         "  - {<<: *fast, a: h1, b: r1, delay: 2ms}\n")
     link = load_spec_text(text).link("h1-r1").a_to_b
     assert (link.capacity_bps, link.delay_s) == (40_000_000, 0.002)  # own key beats the merge
+
+
+def test_shortening_the_run_cuts_what_lies_after_the_end() -> None:
+    text = edit(("{id: f1, src: h1, dst: h2}", "{id: f1, src: h1, dst: h2, start: 1s, stop: 9s}"))
+    text += ("timeline:\n  - {at: 2s, link_down: core}\n  - {at: 8s, link_up: core}\n"
+             "expect:\n  - {metric: utilization, link: core, op: '>=', value: 0.5, "
+             "window: {start: 2s, stop: 9s}}\n")
+    r = load_spec_text(text, overrides=["duration=4s"])
+    assert (r.duration_s, r.flow("f1").stop_s) == (4.0, 4.0)
+    assert [e.t_s for e in r.timeline] == [2.0]
+    assert r.expect[0].window is not None and r.expect[0].window.stop == 4.0
+    # written in the file, the same values are errors
+    with pytest.raises(SpecError, match="stop 9s must be after start 1s and at most duration"):
+        load_spec_text(text.replace("duration: 10s", "duration: 4s"))
+    # a flow that would start after the new end is still an error
+    with pytest.raises(SpecError, match="start 1s is not before the end of the run"):
+        load_spec_text(text, overrides=["duration=1s"])
