@@ -44,6 +44,7 @@ bench: build
 # Docker images from a local debootstrapped base (no registry): xcplab/{base,router,host,
 # orchestrator,influxdb}. Needs a running dockerd; see tools/images/.
 images: build
+	tools/install-deps.sh --apt-only tools/apt-packages-images.txt
 	tools/images/build-images.sh $(BUILD_DIR)
 
 # Long seed-paper reproductions (opt-in; not part of `make test`).
