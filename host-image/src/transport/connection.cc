@@ -7,8 +7,6 @@
 namespace xcphost {
 namespace {
 
-uint32_t micros32(xcp::Timestamp t) { return static_cast<uint32_t>(t.ns() / 1000); }
-
 // Timeouts allowed while only our FIN is unacknowledged and the peer has
 // finished: the data is delivered, so giving up is quiet, not an error.
 constexpr uint32_t kMaxFinTimeouts = 3;
@@ -119,7 +117,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
 
   if (state_ == ConnState::kSynSent) {
     if (!seg.has(seg_flags::kSyn) || !seg.has(seg_flags::kAck)) return;
-    if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(micros32(now) - seg.ts_ecr_us));
+    if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(wire_timestamp_us(now) - seg.ts_ecr_us));
     rx_.set_ts_recent(seg.ts_val_us);
     peer_window_end_ = seg.window_bytes;
     enter_established(now);
@@ -140,7 +138,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
   }
   if (state_ == ConnState::kSynReceived) {
     if (!seg.has(seg_flags::kAck)) return;
-    if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(micros32(now) - seg.ts_ecr_us));
+    if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(wire_timestamp_us(now) - seg.ts_ecr_us));
     peer_window_end_ = seg.ack + seg.window_bytes;
     enter_established(now);
   }
@@ -174,7 +172,7 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
       if (fin_sent_ && seg.ack > write_end_) fin_acked_ = true;
       consecutive_timeouts_ = 0;
       if (seg.ts_ecr_us != 0) {
-        ev.rtt_sample = xcp::Duration::microseconds(micros32(now) - seg.ts_ecr_us);
+        ev.rtt_sample = xcp::Duration::microseconds(wire_timestamp_us(now) - seg.ts_ecr_us);
         rtt_.on_sample(*ev.rtt_sample);
       }
       rto_deadline_ = board_.outstanding_bytes() > 0 ? now + rtt_.rto() : xcp::Timestamp::max();
@@ -295,126 +293,5 @@ void Connection::on_retransmission_timeout(xcp::Timestamp now) {
 }
 
 void Connection::arm_rto(xcp::Timestamp now) { rto_deadline_ = now + rtt_.rto(); }
-
-// ---- sending -------------------------------------------------------------
-
-uint64_t Connection::window_payload_bytes() const {
-  // congestion_controller.hh contract: cwnd is in sequence-space (payload) bytes.
-  return cc_->cwnd_bytes();
-}
-
-void Connection::pump(xcp::Timestamp now) {
-  if (state_ == ConnState::kEstablished) {
-    if (handler_ && !fin_queued_ && send_buf_.free_space() > 0) handler_->on_send_space(*this);
-    while (sink_.has_room() && send_one(now)) {
-    }
-  }
-  if (rx_.ack_owed() && !done() && state_ != ConnState::kSynSent && sink_.has_room()) {
-    send_control(seg_flags::kAck, now);
-  }
-}
-
-bool Connection::send_one(xcp::Timestamp now) {
-  if (board_.pipe() >= std::max<uint64_t>(window_payload_bytes(), 1)) return false;
-  if (in_recovery_) {
-    if (auto r = board_.next_segment_to_retransmit()) {
-      const uint64_t len = std::min<uint64_t>(r->length(), cfg_.mss_bytes);
-      if (fin_sent_ && r->start == write_end_) {
-        send_segment(write_end_, 0, true, true, now);
-      } else {
-        const uint64_t data_len = std::min<uint64_t>(len, write_end_ - r->start);
-        send_segment(r->start, static_cast<uint32_t>(data_len), false, true, now);
-      }
-      return true;
-    }
-  }
-  const uint64_t nxt = board_.snd_nxt();
-  if (nxt < write_end_) {
-    if (nxt >= peer_window_end_) return false;  // the peer's receive window is full
-    const uint64_t len = std::min({uint64_t{cfg_.mss_bytes}, write_end_ - nxt, peer_window_end_ - nxt});
-    send_segment(nxt, static_cast<uint32_t>(len), false, false, now);
-    return true;
-  }
-  if (fin_queued_ && !fin_sent_ && nxt == write_end_) {
-    send_segment(write_end_, 0, true, false, now);
-    fin_sent_ = true;
-    return true;
-  }
-  return false;
-}
-
-void Connection::fill_ack_fields(SegmentHeader& seg) const {
-  seg.src_port = key_.local_port;
-  seg.dst_port = key_.remote_port;
-  seg.ack = rx_.rcv_nxt();
-  seg.window_bytes = rx_.window();
-  seg.ts_ecr_us = rx_.ts_recent();
-}
-
-void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retransmit,
-                              xcp::Timestamp now) {
-  SegmentHeader seg;
-  fill_ack_fields(seg);
-  seg.seq = seq;
-  seg.flags = seg_flags::kAck | (fin ? seg_flags::kFin : 0);
-  seg.ts_val_us = micros32(now);
-  std::span<uint8_t> out = sink_.buffer();
-  const size_t hdr = write_packet(seg, true, out);
-  if (len > 0) send_buf_.copy_out(seq, out.subspan(hdr, len));
-  board_.on_sent(seq, len + (fin ? 1 : 0));
-  sink_.commit(key_.remote_addr, hdr + len);
-  ++stats_.packets_sent;
-  cc_->on_packet_sent(now, len, board_.pipe());
-  if (retransmit && seq == board_.snd_una()) {
-    head_retx_seq_ = seq;
-    head_retx_ts_us_ = seg.ts_val_us;
-  }
-  if (retransmit) {
-    ++stats_.retransmits;
-  } else {
-    stats_.bytes_sent += len;
-  }
-  rx_.on_ack_sent();  // the data segment carries our ACK
-  if (rto_deadline_ == xcp::Timestamp::max()) arm_rto(now);
-}
-
-void Connection::send_control(uint8_t flags, xcp::Timestamp now) {
-  SegmentHeader seg;
-  fill_ack_fields(seg);
-  seg.seq = board_.snd_nxt();
-  seg.flags = flags;
-  seg.ts_val_us = micros32(now);
-  if (flags & seg_flags::kSyn) {
-    seg.ack = 0;
-    if (!(flags & seg_flags::kAck)) seg.ts_ecr_us = 0;
-  }
-  if (flags == seg_flags::kAck) {
-    std::array<SackBlock, kMaxSackBlocks> blocks{};
-    seg.sack_count = static_cast<uint8_t>(rx_.sack_blocks(blocks));
-    std::copy(blocks.begin(), blocks.end(), seg.sacks.begin());
-  }
-  // SYNs are Standard (they cross routers like data); ACKs and RSTs are Minimal.
-  const bool standard = (flags & seg_flags::kSyn) != 0;
-  std::span<uint8_t> out = sink_.buffer();
-  const size_t len = write_packet(seg, standard, out);
-  sink_.commit(key_.remote_addr, len);
-  ++stats_.packets_sent;
-  rx_.on_ack_sent();
-}
-
-size_t Connection::write_packet(const SegmentHeader& seg, bool standard, std::span<uint8_t> out) {
-  xcp::XcpHeader shim;
-  if (standard) {
-    const bool app_limited = !fin_queued_ && board_.snd_nxt() >= write_end_;
-    cc_->fill_header(shim, rtt_.srtt(), app_limited);
-    shim.format = xcp::Format::kStandard;
-  } else {
-    shim.format = xcp::Format::kMinimal;
-  }
-  shim.next_protocol = kNextProtoTransport;
-  feedback_.fill_ack(shim);  // every packet back carries the summed feedback, then resets it
-  const size_t n = xcp::write_header(shim, out);
-  return n + write_segment_header(seg, out.subspan(n));
-}
 
 }  // namespace xcphost

@@ -80,7 +80,7 @@ void Endpoint::send_reset(uint32_t remote_addr, const SegmentHeader& in, xcp::Ti
   seg.dst_port = in.src_port;
   seg.seq = in.ack;
   seg.flags = seg_flags::kRst;
-  seg.ts_val_us = static_cast<uint32_t>(now.ns() / 1000);
+  seg.ts_val_us = wire_timestamp_us(now);
   xcp::XcpHeader shim;
   shim.format = xcp::Format::kMinimal;
   shim.next_protocol = kNextProtoTransport;

@@ -20,6 +20,8 @@
 #include <optional>
 #include <span>
 
+#include "xcp/units.hh"
+
 namespace xcphost {
 
 // Value of the shim's next_protocol field for this transport (RFC 3692
@@ -60,6 +62,10 @@ struct SegmentHeader {
   bool has(uint8_t f) const { return (flags & f) != 0; }
   size_t length() const { return kSegmentBaseLen + kSackBlockLen * sack_count; }
 };
+
+// ts_val of a segment sent at `t`: microseconds, wrapping at 2^32 (~71 min);
+// only differences of echoed values are ever used.
+inline uint32_t wire_timestamp_us(xcp::Timestamp t) { return static_cast<uint32_t>(t.ns() / 1000); }
 
 // Encodes `h` at the start of `out`; returns bytes written or 0 if too small.
 size_t write_segment_header(const SegmentHeader& h, std::span<uint8_t> out);
