@@ -144,7 +144,7 @@ void Engine::run() {
   }
 }
 
-nlohmann::json Engine::fidelity_json() const {
+nlohmann::json Engine::fidelity_json() {
   uint64_t late_events = 0;
   xcp::Duration max_event_late = xcp::Duration::zero();
   for (const auto& r : routers_) {
@@ -156,11 +156,17 @@ nlohmann::json Engine::fidelity_json() const {
       }
     }
   }
-  uint64_t tx_errors = 0, rx_truncated = 0;
-  for (const auto& ports : ports_) {
-    for (const auto& p : ports) {
-      tx_errors += p->io_counters().tx_errors;
-      rx_truncated += p->io_counters().rx_truncated;
+  uint64_t tx_errors = 0, rx_truncated = 0, rx_socket_drops = 0;
+  size_t rx_rings = 0, ports = 0;
+  for (auto& router_ports : ports_) {
+    for (auto& p : router_ports) {
+      p->update_socket_stats();
+      const PortIoCounters c = p->io_counters();
+      tx_errors += c.tx_errors;
+      rx_truncated += c.rx_truncated;
+      rx_socket_drops += c.rx_socket_drops;
+      rx_rings += p->uses_rx_ring() ? 1 : 0;
+      ++ports;
     }
   }
   const double wall = (clock_.now() - started_).seconds_f();
@@ -178,6 +184,9 @@ nlohmann::json Engine::fidelity_json() const {
           {"busy_fraction", wall > 0 ? cpu / wall : 0.0},
           {"tx_errors", tx_errors},
           {"rx_truncated", rx_truncated},
+          {"rx_socket_drops", rx_socket_drops},
+          {"rx_ring_ports", rx_rings},
+          {"ports", ports},
           {"packet_buffers", PacketPool::allocated_blocks()}};
 }
 

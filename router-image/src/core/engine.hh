@@ -32,7 +32,8 @@ class Engine {
   void stop() { stopped_ = true; loop_.stop(); }
   xcp::EventLoop& loop() { return loop_; }
 
-  nlohmann::json fidelity_json() const;
+  // Not const: folds the sockets' kernel drop counters in.
+  nlohmann::json fidelity_json();
 
  private:
   void on_port_readable(size_t router, size_t port);

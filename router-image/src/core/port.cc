@@ -40,6 +40,13 @@ Port::Port(const std::string& ifname) : ifname_(ifname) {
   set_int_option(fd_.get(), SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20);
   set_int_option(fd_.get(), SOL_SOCKET, SO_SNDBUFFORCE, 8 << 20);
 
+  // The ring must exist before bind(); without one we use recvmmsg.
+  try {
+    ring_ = std::make_unique<RxRing>(fd_.get());
+  } catch (const xcp::SystemError&) {
+    ring_.reset();
+  }
+
   sockaddr_ll sll{};
   sll.sll_family = AF_PACKET;
   sll.sll_protocol = htons(ETH_P_ALL);
@@ -67,6 +74,12 @@ int Port::receive_batch() {
   ++io_.rx_syscalls;
   const int n = ::recvmmsg(fd_.get(), msgs_.data(), kBatch, MSG_DONTWAIT, nullptr);
   return n > 0 ? n : 0;  // EAGAIN (or a transient error): nothing this round
+}
+
+void Port::update_socket_stats() {
+  tpacket_stats st{};
+  socklen_t len = sizeof st;
+  if (::getsockopt(fd_.get(), SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0) io_.rx_socket_drops += st.tp_drops;
 }
 
 void Port::deliver(PacketPtr p, xcp::Timestamp /*at*/) {

@@ -1,6 +1,7 @@
-// One AF_PACKET socket bound to one interface, with batched I/O:
-// recvmmsg() fills up to kBatch pooled Packets per system call, sendmmsg()
-// transmits up to kBatch frames per call. Frames the host itself sent
+// One AF_PACKET socket bound to one interface, with batched I/O: frames are
+// read from a memory-mapped PACKET_RX_RING (or, where the kernel refuses
+// one, recvmmsg() fills up to kBatch pooled Packets per system call);
+// sendmmsg() transmits up to kBatch frames per call. Frames the host itself sent
 // (PACKET_OUTGOING) are never seen. The socket is opened in the network
 // namespace current at construction (see NetnsGuard).
 #pragma once
@@ -10,9 +11,11 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/packet_sink.hh"
+#include "core/rx_ring.hh"
 #include "util/net_address.hh"
 #include "xcp/fd.hh"
 
@@ -22,6 +25,7 @@ struct PortIoCounters {
   uint64_t rx_syscalls = 0, tx_syscalls = 0;
   uint64_t rx_truncated = 0;  // frames longer than Packet::kCapacity (dropped)
   uint64_t tx_errors = 0;     // frames the kernel refused (dropped)
+  uint64_t rx_socket_drops = 0;  // frames the kernel dropped before we saw them (ring/buffer full)
 };
 
 class Port final : public PacketSink {
@@ -40,6 +44,7 @@ class Port final : public PacketSink {
   // handler(PacketPtr, bool for_us) per frame. Returns the number of frames.
   template <typename Handler>
   size_t receive(Handler&& handler) {
+    if (ring_) return ring_->receive(kBatch, handler);
     const int n = receive_batch();
     for (int i = 0; i < n; ++i) {
       const size_t k = static_cast<size_t>(i);
@@ -62,7 +67,15 @@ class Port final : public PacketSink {
   void flush();
   bool has_pending_tx() const { return tx_count_ > 0; }
 
-  const PortIoCounters& io_counters() const { return io_; }
+  // Folds the kernel's PACKET_STATISTICS (reset on every read) into the
+  // counters; call at sampling time, not per packet.
+  void update_socket_stats();
+  PortIoCounters io_counters() const {
+    PortIoCounters c = io_;
+    if (ring_) c.rx_truncated += ring_->truncated();
+    return c;
+  }
+  bool uses_rx_ring() const { return ring_ != nullptr; }
 
  private:
   int receive_batch();
@@ -71,6 +84,7 @@ class Port final : public PacketSink {
   xcp::FileDescriptor fd_;
   MacAddress mac_;
   PortIoCounters io_;
+  std::unique_ptr<RxRing> ring_;  // null: recvmmsg fallback
 
   std::array<PacketPtr, kBatch> rx_;
   std::array<mmsghdr, kBatch> msgs_{};
