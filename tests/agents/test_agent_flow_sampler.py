@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import struct
 import subprocess
 import time
 
 import pytest
-
-import struct
 
 from agents.flow_sampler import TcpDiag, XcpperfReader, data_streams, iperf3_interval_rows
 
