@@ -39,8 +39,8 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="module names (bench_xxx) to run")
     args = ap.parse_args()
     sys.path.insert(0, str(HERE.parent))
-    rev = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=HERE.parent, check=False,
-                         capture_output=True, text=True).stdout.strip()
+    rev = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=HERE.parent,
+                         check=False, capture_output=True, text=True).stdout.strip()
     results: dict = {"meta": {"date": dt.datetime.now(dt.UTC).isoformat(),
                               "revision": rev, "machine": platform.node(),
                               "kernel": platform.release(), "cpus": os.cpu_count()},
