@@ -84,7 +84,11 @@ void Engine::on_port_readable(size_t r, size_t p) {
   const xcp::Timestamp now = clock_.now();
   const size_t n =
       port.receive([&](PacketPtr pkt, bool for_us) { router.receive(index, std::move(pkt), now, for_us); });
-  if (n > 0) last_rx_ = now;
+  if (n > 0) {
+    last_rx_ = now;
+  } else {
+    port.clear_error();  // a readable fd with nothing to read carries an error
+  }
 }
 
 xcp::Timestamp Engine::next_deadline() const {
@@ -156,7 +160,7 @@ nlohmann::json Engine::fidelity_json() {
       }
     }
   }
-  uint64_t tx_errors = 0, rx_truncated = 0, rx_socket_drops = 0;
+  uint64_t tx_errors = 0, rx_truncated = 0, rx_socket_drops = 0, socket_errors = 0;
   size_t rx_rings = 0, ports = 0;
   for (auto& router_ports : ports_) {
     for (auto& p : router_ports) {
@@ -165,6 +169,7 @@ nlohmann::json Engine::fidelity_json() {
       tx_errors += c.tx_errors;
       rx_truncated += c.rx_truncated;
       rx_socket_drops += c.rx_socket_drops;
+      socket_errors += c.socket_errors;
       rx_rings += p->uses_rx_ring() ? 1 : 0;
       ++ports;
     }
@@ -185,6 +190,7 @@ nlohmann::json Engine::fidelity_json() {
           {"tx_errors", tx_errors},
           {"rx_truncated", rx_truncated},
           {"rx_socket_drops", rx_socket_drops},
+          {"socket_errors", socket_errors},
           {"rx_ring_ports", rx_rings},
           {"ports", ports},
           {"packet_buffers", PacketPool::allocated_blocks()}};

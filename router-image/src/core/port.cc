@@ -76,6 +76,13 @@ int Port::receive_batch() {
   return n > 0 ? n : 0;  // EAGAIN (or a transient error): nothing this round
 }
 
+int Port::clear_error() {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0) ++io_.socket_errors;
+  return err;
+}
+
 void Port::update_socket_stats() {
   tpacket_stats st{};
   socklen_t len = sizeof st;

@@ -26,6 +26,7 @@ struct PortIoCounters {
   uint64_t rx_truncated = 0;  // frames longer than Packet::kCapacity (dropped)
   uint64_t tx_errors = 0;     // frames the kernel refused (dropped)
   uint64_t rx_socket_drops = 0;  // frames the kernel dropped before we saw them (ring/buffer full)
+  uint64_t socket_errors = 0;    // asynchronous socket errors cleared (interface down...)
 };
 
 class Port final : public PacketSink {
@@ -67,6 +68,9 @@ class Port final : public PacketSink {
   void flush();
   bool has_pending_tx() const { return tx_count_ > 0; }
 
+  // Reads and clears a pending socket error (e.g. ENETDOWN after the
+  // interface went down), which otherwise keeps epoll reporting the fd.
+  int clear_error();
   // Folds the kernel's PACKET_STATISTICS (reset on every read) into the
   // counters; call at sampling time, not per packet.
   void update_socket_stats();
