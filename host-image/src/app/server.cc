@@ -55,6 +55,8 @@ int run_server(const Options& o) {
   // The server only sends its small report: its controller never matters,
   // but a TCP-style one keeps its data packets free of XCP requests.
   cfg.cc = CcKind::kNewReno;
+  // ... and it never holds more than that report: no multi-MB send buffer per stream.
+  cfg.send_buffer_bytes = 64 * 1024;
   std::map<Connection*, std::pair<FlowKey, std::unique_ptr<ServerStream>>> streams;
   uint64_t accepted = 0;
   bool any_mismatch = false;
