@@ -128,6 +128,34 @@ TEST(Connection, SingleLossIsRepairedByFastRetransmitWithoutTimeout) {
   EXPECT_EQ(c.stats().timeouts, 0u);
 }
 
+TEST(Connection, LostLastSegmentIsRepairedByATailProbeBeforeTheRto) {
+  SimNetwork net({}, {}, 1);
+  constexpr uint64_t kBytes = 100'000;
+  int dropped = 0;
+  net.a_to_b().filter = [&](std::vector<uint8_t>& b) {
+    auto p = parse(b);
+    // The last data segment, first transmission: no later segment can produce dupacks.
+    if (p && p->payload > 0 && p->seg.seq + p->payload == kBytes && dropped == 0) {
+      ++dropped;
+      return false;
+    }
+    return true;
+  };
+  PatternReceiver rx;
+  const auto cfg = base_config();
+  net.b().listen(5001, cfg, [&](Connection&) { return &rx; });
+  PatternSender tx(kBytes);
+  Connection& c = net.a().connect(kKey, cfg, &tx, net.now());
+  const xcp::Timestamp t0 = net.now();
+  net.run_until([&] { return tx.closed && rx.closed; }, xcp::Duration::seconds(30));
+  EXPECT_EQ(dropped, 1);
+  EXPECT_EQ(rx.received, kBytes);
+  EXPECT_EQ(c.stats().timeouts, 0u);
+  EXPECT_EQ(c.stats().tail_probes, 1u);
+  // Handshake + ~4 RTT of slow start + the probe's ~2 RTT: well under the 200 ms RTO floor.
+  EXPECT_LT((net.now() - t0).seconds_f(), 0.35);
+}
+
 TEST(Connection, RetransmissionTimerBacksOffThenGivesUp) {
   SimNetwork net({}, {}, 1);
   bool blackhole = false;
@@ -153,6 +181,11 @@ TEST(Connection, RetransmissionTimerBacksOffThenGivesUp) {
   for (size_t i = 1; i < data_times.size(); ++i) {
     if (data_times[i] - data_times[i - 1] > 0.05) retx.push_back(data_times[i]);
   }
+  // One tail-loss probe goes out ~2 RTT after the last ACK, before the first
+  // RTO, and only one: no ACK ever re-arms it.
+  EXPECT_EQ(c.stats().tail_probes, 1u);
+  ASSERT_FALSE(retx.empty());
+  retx.erase(retx.begin());
   ASSERT_GE(retx.size(), 4u);
   for (size_t i = 2; i < retx.size(); ++i) {
     EXPECT_NEAR((retx[i] - retx[i - 1]) / (retx[i - 1] - retx[i - 2]), 2.0, 0.01) << i;

@@ -158,6 +158,8 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
   if (seg.sack_count > 0) peer_sends_sack_ = true;
   const AckUpdate upd =
       board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), seg.sack_count));
+  last_ack_at_ = now;
+  probe_sent_ = false;
   AckEvent ev;
   ev.now = now;
   ev.reverse_feedback_bytes = shim.reverse_feedback_bytes;
@@ -243,8 +245,21 @@ xcp::Timestamp Connection::idle_deadline() const {
   return last_rx_ + cfg_.idle_timeout;
 }
 
+xcp::Timestamp Connection::probe_deadline() const {
+  if (state_ != ConnState::kEstablished || probe_sent_ || board_.outstanding_bytes() == 0 ||
+      !rtt_.has_sample()) {
+    return xcp::Timestamp::max();
+  }
+  // RFC 8985 §7.2: PTO = 2·SRTT, plus the peer's delayed-ACK time when a
+  // single segment is out (its ACK may legitimately wait that long).
+  xcp::Duration pto = std::max(rtt_.srtt() * 2.0, xcp::Duration::milliseconds(10));
+  if (board_.outstanding_bytes() <= cfg_.mss_bytes) pto += cfg_.delayed_ack_timeout;
+  const xcp::Timestamp at = last_ack_at_ + pto;
+  return at < rto_deadline_ ? at : xcp::Timestamp::max();  // the RTO comes first anyway
+}
+
 xcp::Timestamp Connection::next_deadline() const {
-  return std::min({rto_deadline_, rx_.delack_deadline(), idle_deadline()});
+  return std::min({rto_deadline_, rx_.delack_deadline(), idle_deadline(), probe_deadline()});
 }
 
 void Connection::on_timer(xcp::Timestamp now) {
@@ -253,6 +268,7 @@ void Connection::on_timer(xcp::Timestamp now) {
     rx_.on_delack_timer(now);
     if (rx_.ack_owed()) pump(now);
   }
+  if (probe_deadline() <= now) send_probe(now);
   if (rto_deadline_ <= now) on_retransmission_timeout(now);
   if (!done() && idle_deadline() <= now) abort(now, ConnError::kTimedOut);
 }

@@ -49,6 +49,7 @@ struct ConnectionStats {
   uint64_t bytes_received = 0;       // payload bytes delivered in order to the application
   uint64_t retransmits = 0;          // segments retransmitted
   uint64_t timeouts = 0;             // retransmission timeouts
+  uint64_t tail_probes = 0;          // probes sent after ~2 RTT without an ACK
   uint64_t fast_recoveries = 0;
   int64_t feedback_bytes = 0;        // sum of H_reverse_feedback received
   uint64_t packets_sent = 0;
@@ -114,6 +115,8 @@ class Connection final : private ReceiveSink {
   void arm_rto(xcp::Timestamp now);
   void check_lost_head_retransmission(const SegmentHeader& seg, xcp::Timestamp now);
   xcp::Timestamp idle_deadline() const;
+  xcp::Timestamp probe_deadline() const;
+  void send_probe(xcp::Timestamp now);
   uint64_t window_payload_bytes() const;
 
   ConnectionConfig cfg_;
@@ -148,6 +151,10 @@ class Connection final : private ReceiveSink {
   // echoing a later ts_val while snd_una has not moved means it was lost.
   std::optional<uint64_t> head_retx_seq_;
   uint32_t head_retx_ts_us_ = 0;
+  // Tail-loss probe (RFC 8985 §7, simplified): when no ACK arrived for about
+  // two RTTs while data is outstanding, send one segment to elicit an ACK.
+  xcp::Timestamp last_ack_at_;
+  bool probe_sent_ = false;
   xcp::Timestamp rto_deadline_ = xcp::Timestamp::max();
 
 };

@@ -54,6 +54,27 @@ bool Connection::send_one(xcp::Timestamp now) {
   return false;
 }
 
+void Connection::send_probe(xcp::Timestamp now) {
+  probe_sent_ = true;
+  if (!sink_.has_room()) return;
+  ++stats_.tail_probes;
+  // New data if there is any: its ACK (SACK) tells what arrived, and its
+  // echoed timestamp lets check_lost_head_retransmission() act. Otherwise the
+  // head again (RFC 8985 sends the last segment, which relies on RACK's
+  // time-based marking; without per-segment send times the head is what a
+  // lone tail loss needs).
+  const uint64_t nxt = board_.snd_nxt();
+  const uint64_t una = board_.snd_una();
+  if (nxt < write_end_ && nxt < peer_window_end_) {
+    const uint64_t len = std::min({uint64_t{cfg_.mss_bytes}, write_end_ - nxt, peer_window_end_ - nxt});
+    send_segment(nxt, static_cast<uint32_t>(len), false, false, now);
+  } else if (una < write_end_) {
+    send_segment(una, static_cast<uint32_t>(std::min<uint64_t>(cfg_.mss_bytes, write_end_ - una)), false, true, now);
+  } else if (fin_sent_) {
+    send_segment(write_end_, 0, true, true, now);
+  }
+}
+
 void Connection::fill_ack_fields(SegmentHeader& seg) const {
   seg.src_port = key_.local_port;
   seg.dst_port = key_.remote_port;
@@ -69,6 +90,7 @@ void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retrans
   seg.seq = seq;
   seg.flags = seg_flags::kAck | (fin ? seg_flags::kFin : 0);
   seg.ts_val_us = wire_timestamp_us(now);
+  if (board_.outstanding_bytes() == 0) last_ack_at_ = now;  // a new flight: the probe clock starts here
   std::span<uint8_t> out = sink_.buffer();
   const size_t hdr = write_packet(seg, true, out);
   if (len > 0) send_buf_.copy_out(seq, out.subspan(hdr, len));
