@@ -17,8 +17,7 @@ RxRing::RxRing(int fd) {
   req.tp_frame_nr = static_cast<unsigned>(kFramesPerBlock * kBlocks);
   xcp::check_syscall("setsockopt(PACKET_RX_RING)", ::setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req));
   size_ = static_cast<size_t>(req.tp_block_size) * req.tp_block_nr;
-  void* mem = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED, fd, 0);
-  if (mem == MAP_FAILED) mem = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* mem = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (mem == MAP_FAILED) throw xcp::SystemError("mmap(PACKET_RX_RING)", errno);
   ring_ = static_cast<uint8_t*>(mem);
 }
