@@ -41,6 +41,10 @@ class Engine {
   // another link's event due) and flushes transmit batches.
   void service();
   xcp::Timestamp next_deadline() const;
+  // Registers (or removes) every port socket in the event loop's epoll set.
+  void set_ports_in_epoll(bool in);
+  // Reads every port once, outside epoll; true if anything arrived.
+  bool poll_ports();
   void arm_timer(xcp::Timestamp deadline);
 
   const xcp::MonotonicClock& clock_;
@@ -49,6 +53,7 @@ class Engine {
   xcp::Duration spin_;
   uint64_t spin_turns_ = 0, sleep_turns_ = 0;
   xcp::Timestamp last_rx_{};
+  bool ports_in_epoll_ = false;
   bool stopped_ = false;
   std::vector<std::vector<std::unique_ptr<Port>>> ports_;  // [router][port]
   std::vector<std::unique_ptr<Router>> routers_;
