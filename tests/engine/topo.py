@@ -11,8 +11,10 @@ forwarding path. Offloads are off on both ends of every veth.
 
 Link emulation: each router's egress on both ports, plus the ingress of the
 ports facing h1 and h2 (host->router direction), all taking the same
-`LinkSpec` unless overridden. This is a test helper only; the orchestrator's
-netns backend (engineer C2) will replace it.
+`LinkSpec` unless overridden. The tests no longer use it (they deploy specs
+through the netns backend, tests/topology.py); it remains only because
+bench/bench_forwarding.py builds its kernel-forwarding baseline with it
+(`kernel_routers`, `sink_addr`), which the backend cannot express.
 """
 
 from __future__ import annotations
