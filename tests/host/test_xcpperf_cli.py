@@ -6,9 +6,10 @@ import json
 import signal
 import subprocess
 import time
+from typing import Any
 
 import pytest
-from host_topo import KernelRouterTopo, xcpperf_built
+from kernel_router import client, kernel_router, nft_rules, xcpperf_built
 
 from orchestrator.paths import tool
 
@@ -25,76 +26,71 @@ def test_usage_errors_exit_2_and_name_the_option() -> None:
 
 
 @pytest.mark.root
-def test_no_server_exits_3_after_the_connect_timeout() -> None:
-    with KernelRouterTopo() as topo:
-        t0 = time.monotonic()
-        res = topo.client("-t", "2", "--connect-timeout", "1.5")
-        elapsed = time.monotonic() - t0
-        assert res.rc == 3
-        assert "no answer to SYN" in res.stderr
-        assert "no answer to SYN" in res.doc["error"]  # also inside the JSON document
-        assert 1.5 <= elapsed < 5  # SYN at 0 s and 1 s, gives up at the 3 s timeout at the latest
+def test_no_server_exits_3_after_the_connect_timeout(topology: Any) -> None:
+    topo = kernel_router(topology)
+    t0 = time.monotonic()
+    res = client(topo, "-t", "2", "--connect-timeout", "1.5")
+    elapsed = time.monotonic() - t0
+    assert res.rc == 3
+    assert "no answer to SYN" in res.stderr
+    assert "no answer to SYN" in res.doc["error"]  # also inside the JSON document
+    assert 1.5 <= elapsed < 5  # SYN at 0 s and 1 s, gives up at the 3 s timeout at the latest
 
 
 @pytest.mark.root
-def test_corrupted_payload_makes_verify_fail_with_exit_4() -> None:
-    with KernelRouterTopo() as topo:
-        # Overwrite byte 500 after the IP header of every full-size packet:
-        # minus 20 (shim) + 36 (segment) + 16 (preamble) = pattern offset 428.
-        topo.exec("r", "nft", "-f", "-", input=(
-            "table inet xcplab_mangle {\n  chain m {\n"
-            "    type filter hook forward priority 0; policy accept;\n"
-            "    meta l4proto 253 ip length > 1000 @th,4000,8 set 0x5a\n  }\n}\n"))
-        server = topo.server("--one-off")
-        res = topo.client("-n", "1M", "--verify", "--cc", "newreno", "-i", "0")
-        assert res.rc == 4, res.stderr
-        assert "payload mismatch at payload offset 428" in res.stderr
-        assert res.doc["end"]["verify"] == "mismatch"
-        assert server.wait(timeout=10) == 4  # the server saw it too
+def test_corrupted_payload_makes_verify_fail_with_exit_4(topology: Any) -> None:
+    topo = kernel_router(topology)
+    # Overwrite byte 500 after the IP header of every full-size packet:
+    # minus 20 (shim) + 36 (segment) + 16 (preamble) = pattern offset 428.
+    nft_rules(topo, "xcplab_mangle", "m", "meta l4proto 253 ip length > 1000 @th,4000,8 set 0x5a")
+    server = topo.xcpperf_server("h2", "--one-off")
+    res = client(topo, "-n", "1M", "--verify", "--cc", "newreno", "-i", "0")
+    assert res.rc == 4, res.stderr
+    assert "payload mismatch at payload offset 428" in res.stderr
+    assert res.doc["end"]["verify"] == "mismatch"
+    assert server.wait(timeout=10) == 4  # the server saw it too
 
 
 @pytest.mark.root
-def test_sigint_ends_the_test_with_a_final_report() -> None:
-    with KernelRouterTopo(tbf_mbit=50) as topo:
-        topo.server()
-        p = subprocess.Popen(["ip", "netns", "exec", topo.ns("h1"), str(tool("xcpperf")), "-c", topo.H2,
-                              "-t", "60", "-i", "0.2", "--cc", "newreno", "--json-stream"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert p.stdout is not None
-        events = []
-        for line in p.stdout:
-            events.append(json.loads(line))
-            if sum(e["event"] == "interval" for e in events) == 5:
-                p.send_signal(signal.SIGINT)
-                break
-        rest, err = p.communicate(timeout=15)
-        events += [json.loads(x) for x in rest.splitlines()]
+def test_sigint_ends_the_test_with_a_final_report(topology: Any) -> None:
+    topo = kernel_router(topology, tbf_mbit=50)
+    topo.xcpperf_server("h2")
+    p = topo.xcpperf("h1", "-c", topo.addr("h2"), "-t", "60", "-i", "0.2", "--cc", "newreno",
+                     "--json-stream")
+    assert p.stdout is not None
+    events = []
+    for line in p.stdout:
+        events.append(json.loads(line))
+        if sum(e["event"] == "interval" for e in events) == 5:
+            p.send_signal(signal.SIGINT)
+            break
+    rest, err = p.communicate(timeout=15)
+    events += [json.loads(x) for x in rest.splitlines()]
+    assert p.returncode == 0, err
+    assert events[0]["event"] == "start"
+    end = events[-1]
+    assert end["event"] == "end"
+    assert end["data"]["interrupted"] is True
+    assert 0.9 < end["data"]["sum_sent"]["seconds"] < 5
+    # Every interval carries the fields the agent samples.
+    for e in events[1:-1]:
+        s = e["data"]["streams"][0]
+        for key in ("bytes", "bits_per_second", "cwnd", "srtt_us", "retransmits", "feedback_bytes"):
+            assert key in s
+    assert end["data"]["sum_received"]["bytes"] >= end["data"]["sum_sent"]["bytes"] > 0
+
+
+@pytest.mark.root
+def test_parallel_streams_and_concurrent_processes_share_one_host(topology: Any) -> None:
+    topo = kernel_router(topology, tbf_mbit=100)
+    topo.xcpperf_server("h2")
+    n = 1_000_000
+    args = ["-c", topo.addr("h2"), "-n", str(n), "-P", "3", "--verify", "--cc", "newreno",
+            "-i", "0", "--json"]
+    procs = [topo.xcpperf("h1", *args) for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
-        assert events[0]["event"] == "start"
-        end = events[-1]
-        assert end["event"] == "end"
-        assert end["data"]["interrupted"] is True
-        assert 0.9 < end["data"]["sum_sent"]["seconds"] < 5
-        # Every interval carries the fields the agent samples.
-        for e in events[1:-1]:
-            s = e["data"]["streams"][0]
-            for key in ("bytes", "bits_per_second", "cwnd", "srtt_us", "retransmits", "feedback_bytes"):
-                assert key in s
-        assert end["data"]["sum_received"]["bytes"] >= end["data"]["sum_sent"]["bytes"] > 0
-
-
-@pytest.mark.root
-def test_parallel_streams_and_concurrent_processes_share_one_host() -> None:
-    with KernelRouterTopo(tbf_mbit=100) as topo:
-        topo.server()
-        n = 1_000_000
-        cmd = ["ip", "netns", "exec", topo.ns("h1"), str(tool("xcpperf")), "-c", topo.H2, "-n", str(n),
-               "-P", "3", "--verify", "--cc", "newreno", "-i", "0", "--json"]
-        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for _ in range(2)]
-        for p in procs:
-            out, err = p.communicate(timeout=60)
-            assert p.returncode == 0, err
-            end = json.loads(out)["end"]
-            assert [s["receiver"]["bytes"] for s in end["streams"]] == [n + 16] * 3
-            assert {s["receiver"]["verify"] for s in end["streams"]} == {"ok"}
+        end = json.loads(out)["end"]
+        assert [s["receiver"]["bytes"] for s in end["streams"]] == [n + 16] * 3
+        assert {s["receiver"]["verify"] for s in end["streams"]} == {"ok"}
