@@ -18,8 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from tests.topology import Exec, Topology, wait_until
+from topology import Exec, Topology, wait_until
 
 pytestmark = pytest.mark.root
 

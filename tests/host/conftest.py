@@ -1,3 +1,3 @@
 """The host stack's integration tests deploy their topologies through the netns backend."""
 
-from tests.topology import topology  # noqa: F401 - the shared fixture
+from topology import topology  # noqa: F401 - the shared fixture

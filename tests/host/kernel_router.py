@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from topology import Topology, tool_built
+
 from orchestrator.paths import tool
-from tests.topology import Topology, tool_built
 
 SPEC = """\
 name: kernel-router

@@ -13,8 +13,7 @@ import json
 from collections.abc import Callable
 
 import pytest
-
-from tests.topology import Topology, tool_built
+from topology import Topology, tool_built
 
 pytestmark = [pytest.mark.root,
               pytest.mark.skipif(not tool_built("xcpperf"), reason="xcpperf not built (make build)"),
