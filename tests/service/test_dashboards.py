@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from influxd_proc import Influxd
+from influxd_server import Influxd
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARDS = REPO / "dashboards"
