@@ -21,6 +21,8 @@ from orchestrator.errors import BackendError
 from orchestrator.plan.model import Plan
 
 ENGINE_PER = ("machine", "router")
+# SCHED_FIFO priorities an engine may run at (CONFIG.md `sched_priority`); 0 = normal.
+ENGINE_PRIORITIES = tuple(str(p) for p in range(100))
 
 
 @dataclass
@@ -35,7 +37,7 @@ class EngineGroup:
 
 
 def engine_groups(plan: Plan, routers: list[str], per: str, state_dir: Path,
-                  machine: str) -> list[EngineGroup]:
+                  machine: str, priority: int = 0) -> list[EngineGroup]:
     if per not in ENGINE_PER:
         raise ValueError(f"engine_per {per!r} (valid: {', '.join(ENGINE_PER)})")
     if not routers:
@@ -49,6 +51,7 @@ def engine_groups(plan: Plan, routers: list[str], per: str, state_dir: Path,
     for name, members, ns in sets:
         sock = state_dir / f"{name}.sock"
         cfg = plan.engine_file(members, str(sock))
+        cfg["sched_priority"] = priority
         for r, entry in zip(members, cfg["routers"], strict=True):
             if entry is None:
                 raise BackendError(node=r, cmd="engine config", rc=None,

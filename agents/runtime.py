@@ -32,7 +32,8 @@ from orchestrator.errors import BackendError
 from orchestrator.plan.model import Event, Flow, Plan
 
 Emit = Callable[[dict[str, Any]], None]
-DEFAULT_OPTIONS = {"router_mode": "engine", "engine_per": "machine", "state_root": None}
+DEFAULT_OPTIONS = {"router_mode": "engine", "engine_per": "machine", "engine_priority": 10,
+                   "state_root": None}
 
 
 def _resolve_tool(name: str) -> str:
@@ -88,7 +89,8 @@ class AgentRuntime:
         if mode == "engine" and routers:
             binary = Path(_resolve_tool("xcp-router"))
             self.groups = engines.engine_groups(plan, routers, self.options["engine_per"],
-                                                state_dir, machine)
+                                                state_dir, machine,
+                                                int(self.options["engine_priority"]))
             for g in self.groups:
                 shutil.copy(g.config_path, Path(log_dir) / g.config_path.name)
                 engines.start_engine(g, self.procs, binary)

@@ -8,6 +8,11 @@ Options (backend settings, `--backend-opt key=value` on the CLI):
   no link emulation: a stop-gap to exercise the pipeline without the engine);
 - `engine_per`: `machine` (default: one engine process for all routers, the
   cheaper choice: one event loop, no per-process overhead) or `router`.
+- `engine_priority`: SCHED_FIFO priority 1..99 of the engines, or 0 for normal
+  scheduling. The default (agents.runtime.DEFAULT_OPTIONS) is real-time: on a
+  shared machine a stalled engine idles its links in real time, which no later
+  catch-up can undo; the kernel's RT throttling still leaves other processes
+  their share of every core.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agents.engines import ENGINE_PER
+from agents.engines import ENGINE_PER, ENGINE_PRIORITIES
 from agents.from_plan import ROUTER_MODES
 from orchestrator import paths
 from orchestrator.backends.agent_link import AgentLink
@@ -27,7 +32,8 @@ from orchestrator.backends.base import Backend, drain
 from orchestrator.errors import XcplabError
 from orchestrator.plan.model import Plan
 
-OPTIONS = {"router_mode": ROUTER_MODES, "engine_per": ENGINE_PER}
+OPTIONS: dict[str, tuple[str, ...]] = {"router_mode": ROUTER_MODES, "engine_per": ENGINE_PER,
+                                       "engine_priority": ENGINE_PRIORITIES}
 
 
 class NetnsBackend(Backend):
@@ -39,8 +45,10 @@ class NetnsBackend(Backend):
             if k not in OPTIONS:
                 raise XcplabError(f"netns backend: unknown option {k!r} "
                                   f"(valid: {', '.join(OPTIONS)})")
-            if v not in OPTIONS[k]:
-                raise XcplabError(f"netns backend: {k}={v!r} (valid: {', '.join(OPTIONS[k])})")
+            if str(v) not in OPTIONS[k]:
+                valid = ("an integer 0..99" if k == "engine_priority"
+                         else ", ".join(OPTIONS[k]))
+                raise XcplabError(f"netns backend: {k}={v!r} (valid: {valid})")
         self.agent: AgentLink | None = None
         self._destroyed: dict[str, Any] | None = None
 

@@ -43,3 +43,19 @@ def test_engine_that_cannot_start_fails_with_its_own_message(tmp_path: Path) -> 
     stderr = (tmp_path / "logs" / "engine-x.stderr").read_text().strip()
     # CONFIG.md: setup errors go to stderr with exit 1 -- whatever the engine said is shown
     assert stderr[-200:] in msg if stderr else "(no stderr)" in msg
+
+
+@pytest.mark.parametrize("priority", [0, 10])
+def test_engine_configs_carry_the_scheduling_priority(tmp_path: Path, priority: int) -> None:
+    from agents.engines import engine_groups
+    from orchestrator.plan.planner import make_plan
+    from orchestrator.spec import load_spec_text
+
+    spec = ("name: prio\nduration: 1s\nnodes: {h1: {role: host}, r1: {role: router},"
+            " h2: {role: host}}\nlinks:\n  - {a: h1, b: r1, capacity: 10Mbps, delay: 1ms}\n"
+            "  - {a: r1, b: h2, capacity: 10Mbps, delay: 1ms}\n")
+    plan = make_plan(load_spec_text(spec, "prio.yaml", []), "prio-20260101T000000-abcd")
+    (g,) = engine_groups(plan, ["r1"], "machine", tmp_path, "local", priority)
+    cfg = json.loads(g.config_path.read_text())
+    assert cfg["sched_priority"] == priority
+    assert [r["name"] for r in cfg["routers"]] == ["r1"]

@@ -23,9 +23,16 @@ def test_unknown_backend_lists_valid_names() -> None:
 @pytest.mark.parametrize(("opts", "message"), [
     ({"router_mode": "linux"}, "router_mode='linux' (valid: engine, kernel)"),
     ({"engine_per": "node"}, "engine_per='node' (valid: machine, router)"),
-    ({"colour": "red"}, "unknown option 'colour' (valid: router_mode, engine_per)"),
+    ({"colour": "red"}, "unknown option 'colour' (valid: router_mode, engine_per, engine_priority)"),
+    ({"engine_priority": "100"}, "engine_priority='100' (valid: an integer 0..99)"),
+    ({"engine_priority": "high"}, "engine_priority='high' (valid: an integer 0..99)"),
 ])
 def test_bad_options_are_refused(tmp_path: Path, opts: dict, message: str) -> None:
     with pytest.raises(XcplabError) as e:
         NetnsBackend(tmp_path, opts)
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("prio", ["0", "10", 99])
+def test_engine_priority_accepts_0_to_99(tmp_path: Path, prio: object) -> None:
+    NetnsBackend(tmp_path, {"engine_priority": prio})
