@@ -22,10 +22,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from agents import netlink
+
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
-NLMSG_DONE, NLMSG_ERROR = 3, 2
 INET_DIAG_INFO = 2
 TCP_ESTABLISHED_MASK = 1 << 1
 _DIAG_MSG = struct.Struct("=BBBBHH16s16sIQIIIII")  # inet_diag_msg, ports big-endian
@@ -78,33 +79,17 @@ class TcpDiag:
         self.seq += 1
         req = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1),
                           0, TCP_ESTABLISHED_MASK) + b"\0" * 48
-        hdr = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY,
-                          NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0)
-        self.sock.send(hdr + req)
         out: list[tuple[int, int, int, bytes]] = []
-        while True:
-            data = self.sock.recv(1 << 16)
-            off = 0
-            while off + 16 <= len(data):
-                ln, typ, _fl, _seq, _pid = struct.unpack_from("=IHHII", data, off)
-                if typ == NLMSG_DONE:
-                    return out
-                if typ == NLMSG_ERROR:
-                    raise OSError(-struct.unpack_from("=i", data, off + 16)[0], "sock_diag dump")
-                body = off + 16
-                f = _DIAG_MSG.unpack_from(data, body)
-                sport, dport, inode = socket.ntohs(f[4]), socket.ntohs(f[5]), f[14]
-                a = body + _DIAG_MSG.size
-                info = b""
-                while a + 4 <= off + ln:
-                    alen, atyp = struct.unpack_from("=HH", data, a)
-                    if alen < 4:
-                        break
-                    if atyp == INET_DIAG_INFO:
-                        info = data[a + 4:a + alen]
-                    a += (alen + 3) & ~3
-                out.append((inode, sport, dport, info))
-                off += (ln + 3) & ~3
+        for msg in netlink.dump(self.sock, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP,
+                                self.seq, req, "sock_diag dump"):
+            f = _DIAG_MSG.unpack_from(msg, 16)
+            sport, dport, inode = socket.ntohs(f[4]), socket.ntohs(f[5]), f[14]
+            info = b""
+            for atyp, value in netlink.attributes(msg, 16 + _DIAG_MSG.size):
+                if atyp == INET_DIAG_INFO:
+                    info = value
+            out.append((inode, sport, dport, info))
+        return out
 
     def streams(self, dport: int) -> list[StreamSample]:
         socks = sorted((s for s in self._dump() if s[2] == dport and len(s[3]) >= 136),

@@ -15,10 +15,12 @@ import socket
 import struct
 from typing import Self
 
+from agents import netlink
+
 NLM_F_REQUEST, NLM_F_ACK = 0x1, 0x4
 NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
 NLM_F_DUMP = 0x300
-NLMSG_ERROR, NLMSG_DONE = 2, 3
+NLMSG_ERROR = netlink.NLMSG_ERROR
 IFLA_OPERSTATE, IF_OPER_UP = 16, 6
 RTM_GETLINK = 18
 RTM_NEWLINK, RTM_NEWADDR, RTM_NEWROUTE, RTM_NEWNEIGH = 16, 20, 24, 28
@@ -158,29 +160,14 @@ class Batch:
         """ifindex -> IFLA_OPERSTATE (6 = up) of every link in this namespace (one dump)."""
         self.seq += 1
         body = struct.pack("=BxHiII", socket.AF_UNSPEC, 0, 0, 0, 0)
-        self.sock.send(struct.pack("=IHHII", 16 + len(body), RTM_GETLINK,
-                                   NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0) + body)
         out: dict[int, int] = {}
-        while True:
-            data = self.sock.recv(1 << 16)
-            off = 0
-            while off + 16 <= len(data):
-                ln, typ, _fl, _seq, _pid = struct.unpack_from("=IHHII", data, off)
-                if typ == NLMSG_DONE:
-                    return out
-                if typ == NLMSG_ERROR:
-                    code = -struct.unpack_from("=i", data, off + 16)[0]
-                    raise OSError(code, f"link dump: {os.strerror(code)}")
-                index = struct.unpack_from("=i", data, off + 20)[0]
-                a = off + 32
-                while a + 4 <= off + ln:
-                    alen, atyp = struct.unpack_from("=HH", data, a)
-                    if alen < 4:
-                        break
-                    if atyp == IFLA_OPERSTATE:
-                        out[index] = data[a + 4]
-                    a += (alen + 3) & ~3
-                off += (ln + 3) & ~3
+        for msg in netlink.dump(self.sock, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, self.seq,
+                                body, "link dump"):
+            index = struct.unpack_from("=i", msg, 20)[0]
+            for atyp, value in netlink.attributes(msg, 32):
+                if atyp == IFLA_OPERSTATE:
+                    out[index] = value[0]
+        return out
 
     def close(self) -> None:
         self.sock.close()
