@@ -4,6 +4,7 @@
 #include <set>
 
 #include "qdisc/qdisc_factory.hh"
+#include "util/json_keys.hh"
 
 namespace xcprouter {
 
@@ -20,15 +21,7 @@ std::string join(const std::string& where, const std::string& key) {
 }
 
 void only_keys(const json& j, const std::string& where, std::initializer_list<const char*> valid) {
-  for (const auto& [k, _] : j.items()) {
-    bool ok = false;
-    std::string list;
-    for (const char* v : valid) {
-      ok = ok || k == v;
-      list += list.empty() ? v : std::string(", ") + v;
-    }
-    if (!ok) fail(join(where, k), "unknown field (valid: " + list + ")");
-  }
+  if (auto u = find_unknown_key(j, valid)) fail(join(where, u->key), "unknown field (valid: " + u->valid + ")");
 }
 
 const json& need(const json& j, const std::string& where, const char* key) {

@@ -3,6 +3,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "util/json_keys.hh"
+
 namespace xcprouter {
 
 namespace {
@@ -27,14 +29,8 @@ std::string need_string(const json& req, const char* key, const char* cmd) {
 }
 
 void only_keys(const json& req, const char* cmd, std::initializer_list<const char*> valid) {
-  for (const auto& [k, _] : req.items()) {
-    bool ok = false;
-    std::string list;
-    for (const char* v : valid) {
-      ok = ok || k == v;
-      list += list.empty() ? v : std::string(", ") + v;
-    }
-    if (!ok) throw std::invalid_argument(std::string(cmd) + ": unknown field '" + k + "' (valid: " + list + ")");
+  if (auto u = find_unknown_key(req, valid)) {
+    throw std::invalid_argument(std::string(cmd) + ": unknown field '" + u->key + "' (valid: " + u->valid + ")");
   }
 }
 

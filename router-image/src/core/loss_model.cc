@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "util/json_keys.hh"
+
 namespace xcprouter {
 
 namespace {
@@ -21,14 +23,8 @@ double read_probability(const nlohmann::json& j, const std::string& where, const
 
 void reject_unknown(const nlohmann::json& j, const std::string& where,
                     std::initializer_list<const char*> valid) {
-  for (const auto& [k, _] : j.items()) {
-    bool ok = false;
-    std::string list;
-    for (const char* v : valid) {
-      ok = ok || k == v;
-      list += list.empty() ? v : std::string(", ") + v;
-    }
-    if (!ok) throw std::invalid_argument(where + "." + k + ": unknown field for this model (valid: " + list + ")");
+  if (auto u = find_unknown_key(j, valid)) {
+    throw std::invalid_argument(where + "." + u->key + ": unknown field for this model (valid: " + u->valid + ")");
   }
 }
 
