@@ -17,6 +17,7 @@ import time
 from typing import Any, Self
 
 from orchestrator.paths import tool
+from tests.stop_process import stop_process
 
 DURATION_S = 5
 
@@ -68,16 +69,6 @@ class _VethPath:
         return json.loads(p.stdout)
 
 
-def _stop(p: subprocess.Popen[str]) -> None:
-    if p.poll() is None:
-        p.terminate()
-        try:
-            p.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
 def run() -> dict[str, Any]:
     xcpperf = str(tool("xcpperf"))
     with _VethPath() as path:
@@ -88,7 +79,7 @@ def run() -> dict[str, Any]:
             doc = path.run(path.a, xcpperf, "-c", "10.78.0.2", "-t", str(DURATION_S), "-i", "0",
                            "--cc", "newreno", "--json", timeout=DURATION_S + 30)
         finally:
-            _stop(server)
+            stop_process(server)
         xcp_end = doc["end"]
         iperf = path.start(path.b, "iperf3", "-s", "-1")
         try:
@@ -96,7 +87,7 @@ def run() -> dict[str, Any]:
             tcp = path.run(path.a, "iperf3", "-c", "10.78.0.2", "-t", str(DURATION_S), "--json",
                            timeout=DURATION_S + 30)
         finally:
-            _stop(iperf)
+            stop_process(iperf)
     return {"transport": {
         "xcpperf_goodput_mbps": xcp_end["sum_received"]["bits_per_second"] / 1e6,
         "kernel_tcp_goodput_mbps": tcp["end"]["sum_received"]["bits_per_second"] / 1e6,

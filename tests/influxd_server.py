@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+from stop_process import stop_process
 
 
 def free_port() -> int:
@@ -79,13 +80,8 @@ bind-address = "127.0.0.1:{rpc}"
         return dict(r.json())
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        if self.proc:
+            stop_process(self.proc, grace_s=10)
         if self._log is not None:
             self._log.close()
             self._log = None

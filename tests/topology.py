@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stop_process import stop_process
 
 from agents import nsops
 from agents.state import STATE_ROOT
@@ -168,13 +169,7 @@ class Topology:
     # -- teardown ------------------------------------------------------------
     def close(self) -> None:
         for p in self._procs:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_process(p)
         self._procs.clear()
         self.backend.destroy()
         leftover = nsops.list_names(f"xcplab-{self.plan.run_tag}-")

@@ -12,6 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from stop_process import stop_process
+
 
 class Dockerd:
     def __init__(self, base: Path | None = None) -> None:
@@ -65,14 +67,9 @@ class Dockerd:
                               capture_output=True, **kw)  # type: ignore[call-overload]
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
+        if self.proc:
             # nsenter execs dockerd, so this PID is dockerd itself.
-            self.proc.terminate()
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+            stop_process(self.proc, grace_s=60)
         subprocess.run(["umount", "-R", str(self.base / "data")], check=False, capture_output=True)
         subprocess.run(["ip", "netns", "del", self.netns], check=False, capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
