@@ -75,10 +75,7 @@ def plot_flows(flow_df: pd.DataFrame, out: Path) -> Path | None:
     ax_t.set_title(f"Flows ({n})" + (" — too many for a legend" if n > MAX_LEGEND else ""))
     ax_c.set_ylabel("cwnd [kB]")
     ax_c.set_xlabel("time [s]")
-    for ax in (ax_t, ax_c):
-        ax.grid(alpha=0.3)
-        _legend(ax)
-    return _save(fig, out / "flows.png")
+    return _save(fig, (ax_t, ax_c), out / "flows.png")
 
 
 def plot_links(ld: LinkData, out: Path) -> Path | None:
@@ -95,10 +92,7 @@ def plot_links(ld: LinkData, out: Path) -> Path | None:
     ax_u.set_title(f"Links A->B, busiest {len(shown)}{more}")
     ax_q.set_ylabel("queue [packets]")
     ax_q.set_xlabel("time [s]")
-    for ax in (ax_u, ax_q):
-        ax.grid(alpha=0.3)
-        _legend(ax)
-    return _save(fig, out / "links.png")
+    return _save(fig, (ax_u, ax_q), out / "links.png")
 
 
 def plot_xcp(ld: LinkData, out: Path) -> Path | None:
@@ -128,13 +122,14 @@ def plot_xcp(ld: LinkData, out: Path) -> Path | None:
     ax_phi.set_title(f"XCP controllers: phi (aggregate feedback), h (shuffling){more}")
     ax_pool.set_ylabel("feedback pools [Mb/s]")
     ax_pool.set_xlabel("time [s]")
-    for ax in (ax_phi, ax_pool):
+    return _save(fig, (ax_phi, ax_pool), out / "xcp.png")
+
+
+def _save(fig: Figure, axes: tuple[Axes, ...], path: Path) -> Path:
+    """Grid and legend on every panel, then the PNG."""
+    for ax in axes:
         ax.grid(alpha=0.3)
         _legend(ax)
-    return _save(fig, out / "xcp.png")
-
-
-def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=110, format="png")
