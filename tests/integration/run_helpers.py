@@ -50,3 +50,11 @@ def netns_with(tag: str) -> list[str]:
     d = Path("/run/netns")
     return sorted(p.name for p in d.iterdir() if p.name.startswith(f"xcplab-{tag}-")) \
         if d.is_dir() else []
+
+
+def abandon_run(cli: subprocess.Popen[str], run_id: str) -> None:
+    """Test finaliser: end the `xcplab run` process if it still runs, then clean its run."""
+    if cli.poll() is None:
+        cli.kill()
+        cli.wait()
+    xcplab("clean", run_id, timeout=60)

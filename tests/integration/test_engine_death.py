@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_helpers import netns_with, router_mode, write_spec, xcplab
+from run_helpers import abandon_run, netns_with, router_mode, write_spec
 
 from orchestrator.plan.naming import run_tag
 
@@ -48,7 +48,4 @@ def test_engine_killed_mid_run_fails_the_run(tmp_path: Path) -> None:
         assert "engine engine-local exited with -9" in summary["error"]
         assert netns_with(run_tag(run_id)) == [] and not state.parent.exists()
     finally:
-        if cli.poll() is None:
-            cli.kill()
-            cli.wait()
-        xcplab("clean", run_id, timeout=60)
+        abandon_run(cli, run_id)

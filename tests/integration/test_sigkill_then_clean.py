@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_helpers import netns_with, router_mode, write_spec, xcplab
+from run_helpers import abandon_run, netns_with, router_mode, write_spec, xcplab
 
 from agents.state import proc_starttime
 from orchestrator.plan.naming import run_tag
@@ -62,7 +62,4 @@ def test_sigkill_mid_run_then_clean(tmp_path: Path) -> None:
                                check=True).stdout
         assert f"xcplab-{tag}" not in links and f"xcplab:{run_id}" not in links
     finally:
-        if cli.poll() is None:
-            cli.kill()
-            cli.wait()
-        xcplab("clean", run_id, timeout=60)
+        abandon_run(cli, run_id)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_helpers import netns_with, router_mode, write_spec, xcplab
+from run_helpers import abandon_run, netns_with, router_mode, write_spec
 
 from orchestrator.plan.naming import run_tag
 
@@ -42,7 +42,4 @@ def test_sigterm_cancels_cleanly(tmp_path: Path) -> None:
         assert (out / f"{run_id}.tar.gz").is_file()
         assert netns_with(run_tag(run_id)) == [] and not state.parent.exists()
     finally:
-        if cli.poll() is None:
-            cli.kill()
-            cli.wait()
-        xcplab("clean", run_id, timeout=60)
+        abandon_run(cli, run_id)
