@@ -32,8 +32,12 @@ from orchestrator.backends.base import Backend, drain
 from orchestrator.errors import XcplabError
 from orchestrator.plan.model import Plan
 
-OPTIONS: dict[str, tuple[str, ...]] = {"router_mode": ROUTER_MODES, "engine_per": ENGINE_PER,
-                                       "engine_priority": ENGINE_PRIORITIES}
+# option -> (valid values as given on the command line, how to say what is valid)
+OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "router_mode": (ROUTER_MODES, ", ".join(ROUTER_MODES)),
+    "engine_per": (ENGINE_PER, ", ".join(ENGINE_PER)),
+    "engine_priority": (ENGINE_PRIORITIES, "an integer 0..99"),
+}
 
 
 class NetnsBackend(Backend):
@@ -45,10 +49,9 @@ class NetnsBackend(Backend):
             if k not in OPTIONS:
                 raise XcplabError(f"netns backend: unknown option {k!r} "
                                   f"(valid: {', '.join(OPTIONS)})")
-            if str(v) not in OPTIONS[k]:
-                valid = ("an integer 0..99" if k == "engine_priority"
-                         else ", ".join(OPTIONS[k]))
-                raise XcplabError(f"netns backend: {k}={v!r} (valid: {valid})")
+            values, described = OPTIONS[k]
+            if str(v) not in values:
+                raise XcplabError(f"netns backend: {k}={v!r} (valid: {described})")
         self.agent: AgentLink | None = None
         self._destroyed: dict[str, Any] | None = None
 
