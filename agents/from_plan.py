@@ -56,7 +56,7 @@ def share_for(plan: Plan, machine: str = "local", router_mode: str = "engine") -
         share.namespaces.append(Namespace(
             name=n.netns, node=n.name, role=n.role, forwarding=is_router and kernel,
             routes=routes, neighbours=neigh,
-            sysctls=() if is_router else HOST_SYSCTLS))
+            sysctls=() if is_router else (*HOST_SYSCTLS, *n.sysctls)))
     ifaces = {(n.name, i.link): i for n in plan.nodes for i in n.interfaces}
     roles = {n.name: n.role for n in plan.nodes}
     for link in plan.links:

@@ -137,13 +137,14 @@ class RunContext:
         return []
 
     def flow_info(self) -> dict[str, dict[str, str]]:
-        """proto/src/dst of every declared flow (plan first, then the spec)."""
+        """proto/src/dst/recovery of every declared flow (plan first, then the spec)."""
         out: dict[str, dict[str, str]] = {}
         for src in reversed(self._sources()):  # plan last, so it wins
             for f in _dicts(src.get("flows")):
                 if f.get("id"):
                     out.setdefault(str(f["id"]), {}).update(
-                        {k: str(f[k]) for k in ("proto", "src", "dst") if f.get(k)})
+                        {k: str(f[k]) for k in ("proto", "src", "dst", "recovery")
+                         if f.get(k)})
         return out
 
     def flow_path(self, flow_id: str) -> list[str]:

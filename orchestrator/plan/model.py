@@ -79,6 +79,9 @@ class Node:
     # builds the whole config file. None for hosts.
     engine: dict[str, Any] | None = None
     machine: str = "local"  # placement; the cluster backend fills it
+    # Hosts: per-namespace sysctls the flows need, e.g. ("net.ipv4.tcp_sack", "0")
+    # when its kernel TCP flows use recovery newreno.
+    sysctls: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,9 @@ class Flow:
     # for xcpperf, $PATH for iperf3). Ready to exec otherwise.
     server_argv: tuple[str, ...]
     client_argv: tuple[str, ...]
+    # Loss recovery: sack | newreno | reno (xcpperf --loss-recovery; kernel TCP: sack
+    # or newreno = net.ipv4.tcp_sack 0 in both hosts' namespaces, Node.sysctls).
+    recovery: str = "sack"
 
 
 @dataclass(frozen=True)

@@ -173,9 +173,17 @@ class Planner:
         if role == "host":
             neigh = tuple(Neighbour(i.peer_ipv4, i.peer_mac, i.ifname) for i in ifaces)
             return Node(name, "host", naming.netns_name(self.tag, name), tuple(ifaces),
-                        tuple(routes), neigh)
+                        tuple(routes), neigh, sysctls=self.host_sysctls(name))
         return Node(name, "router", naming.netns_name(self.tag, name), tuple(ifaces),
                     tuple(routes), (), self.engine_entry(name, ifaces, routes, links))
+
+    def host_sysctls(self, name: str) -> tuple[tuple[str, str], ...]:
+        """SACK off where a kernel TCP flow wants newreno (the spec checked that all
+        kernel TCP flows at a host agree: the switch is per namespace)."""
+        if any(f.proto == "tcp" and f.recovery == "newreno" and name in (f.src, f.dst)
+               for f in self.spec.flows):
+            return (("net.ipv4.tcp_sack", "0"),)
+        return ()
 
     def engine_entry(self, name: str, ifaces: list[Interface], routes: list[Route],
                      links: list[Link]) -> dict[str, Any]:
@@ -209,7 +217,8 @@ class Planner:
                  rate_bps=f.rate_bps, path=fwd.nodes, rtt_s=rtt,
                  server_argv=tools.server_argv(f, dst_addr),
                  client_argv=tools.client_argv(f, src_addr, dst_addr,
-                                               self.spec.metrics_interval_s))
+                                               self.spec.metrics_interval_s),
+                 recovery=f.recovery)
             for f, fwd, src_addr, dst_addr, rtt in flow_rows)
         return Plan(
             experiment=self.spec.name, run_id=self.run_id, run_tag=self.tag,

@@ -63,9 +63,11 @@ def render(plan: Plan) -> str:
         until = fmt_duration(f.stop_s) if f.stop_s is not None else fmt_size(f.size_bytes or 0)
         rows.append([f.id, f.proto + (f"/{f.cc}" if f.cc else ""), f"{f.src}->{f.dst}",
                      f"{f.dst_addr}:{f.port}", f"{fmt_duration(f.start_s)}..{until}",
-                     str(f.parallel), fmt_rate(f.rate_bps) if f.rate_bps else "-",
+                     str(f.parallel), f.recovery if f.proto != "udp" else "-",
+                     fmt_rate(f.rate_bps) if f.rate_bps else "-",
                      fmt_duration(f.rtt_s), " ".join(f.path)])
-    out += _table(["flow", "proto", "hosts", "to", "time", "P", "rate", "RTT", "path"],
+    out += _table(["flow", "proto", "hosts", "to", "time", "P", "recovery", "rate", "RTT",
+                   "path"],
                   rows) + [""]
     out.append("TIMELINE")
     rows = []

@@ -7,6 +7,9 @@ interval: the agent samples them live); iperf3 3.12 has no stream mode, so its
 clients write one `-J` document at the end (the agent samples kernel TCP
 through sock_diag meanwhile). xcpperf receives on a raw socket for protocol
 253 and has no bind option; iperf3 binds to the flow's addresses (`-B`).
+Kernel TCP's loss recovery is not a tool option: SACK off (`recovery: newreno`)
+is the sysctl net.ipv4.tcp_sack=0 of the sender's and receiver's namespaces
+(`Node.sysctls` in the plan).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def client_argv(flow: RFlow, src_addr: str, dst_addr: str,
             argv += ["-t", f"{flow.stop_s - flow.start_s:g}"]
         if flow.rate_bps is not None:
             argv += ["--rate", str(flow.rate_bps)]
+        if flow.recovery != "sack":  # sack is xcpperf's default: older binaries lack the option
+            argv += ["--loss-recovery", flow.recovery]
     else:
         argv = ["iperf3", "-c", dst_addr, "-B", src_addr, "-p", str(flow.port), "-J",
                 "-i", _iperf3_interval(metrics_interval_s)]

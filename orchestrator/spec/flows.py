@@ -96,6 +96,16 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             rate = None
         if proto in ("newreno", "hstcp", "tcp"):
             rate = None
+        recovery = get("recovery", "sack")
+        if proto == "udp":
+            if f.recovery is not None:
+                r.bad((*path, "recovery"), "recovery applies to xcp, newreno, hstcp and tcp "
+                         "flows, not udp")
+            recovery = "sack"
+        elif proto == "tcp" and recovery == "reno":
+            r.bad((*path, "recovery") if f.recovery is not None else path,
+                  "kernel TCP (proto tcp) offers recovery sack or newreno (SACK off), not "
+                  "reno" + ("" if f.recovery is not None else " (from defaults.flow.recovery)"))
         port = f.port if f.port is not None else FIRST_PORT + i
         pkey = (f.dst, port)
         if pkey in ports:
@@ -107,8 +117,30 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             stop_s=None if size is not None else stop,
             size_bytes=size, parallel=get("parallel", 1),
             rate_bps=None if rate is None else max(1, round(rate * spec.scale)),
-            port=port))
+            port=port, recovery=recovery))
+    _kernel_sack_agrees(r, out)
     return out
+
+
+def _kernel_sack_agrees(r: Resolver, flows: list[RFlow]) -> None:
+    """Kernel TCP's SACK switch (net.ipv4.tcp_sack) is per network namespace, so
+    every kernel TCP flow sending from or receiving at a host must want the same."""
+    wants: dict[str, dict[str, list[int]]] = {}  # host -> recovery -> flow indexes
+    for i, f in enumerate(flows):
+        if f.proto != "tcp" or f.recovery == "reno":
+            continue
+        for host in (f.src, f.dst):
+            wants.setdefault(host, {}).setdefault(f.recovery, []).append(i)
+    for host, by in sorted(wants.items()):
+        if len(by) < 2:
+            continue
+        first = min(min(ix) for ix in by.values())
+        parts = "; ".join(f"{rec}: {', '.join(flows[i].id for i in ix)}"
+                          for rec, ix in sorted(by.items()))
+        r.bad(("flows", first, "recovery"),
+              f"kernel TCP flows at host {host} disagree on recovery ({parts}): SACK is "
+              "switched per host (net.ipv4.tcp_sack of its namespace), so every kernel TCP "
+              f"flow sending from or receiving at {host} needs the same recovery")
 
 def _timeline_flow_times(r: Resolver) -> tuple[dict[str, float], dict[str, float]]:
     """Start/stop times set by timeline flow_start/flow_stop events."""

@@ -28,6 +28,9 @@ from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rat
 
 Proto = Literal["xcp", "newreno", "hstcp", "tcp", "udp"]
 KernelCC = Literal["reno", "cubic", "bbr"]
+# Loss recovery: SACK-based (default), NewReno (RFC 6582, no SACK), Reno (one hole per
+# fast recovery). Kernel TCP offers sack and newreno (net.ipv4.tcp_sack per namespace).
+Recovery = Literal["sack", "newreno", "reno"]
 Op = Literal[">=", "<=", ">", "<", "=="]
 Metric = Literal[
     # per flow (flow:, or flows: for their sum)
@@ -145,6 +148,7 @@ class FlowParams(Strict):
     size: Size | None = None
     parallel: int | None = Field(default=None, ge=1, le=128)
     rate: Rate | None = None
+    recovery: Recovery | None = None
 
 
 class FlowSpec(FlowParams):

@@ -75,6 +75,7 @@ class RFlow(Frozen):
     parallel: int
     rate_bps: int | None
     port: int
+    recovery: Literal["sack", "newreno", "reno"] = "sack"
 
     @property
     def tool(self) -> Literal["xcpperf", "iperf3"]:
