@@ -2,8 +2,8 @@
 
 - Kernel TCP (iperf3): the sender's sockets are read through sock_diag
   (INET_DIAG_INFO = struct tcp_info) in the client's namespace every interval —
-  exact cumulative bytes_acked, cwnd, srtt and retransmits without touching the
-  tool. iperf3's control connection is skipped: on a sending client it is the
+  exact cumulative bytes_acked, cwnd, srtt, retransmits and (Linux >= 6.7,
+  tcpi_total_rto) retransmission timeouts without touching the tool. iperf3's control connection is skipped: on a sending client it is the
   only socket that receives payload (the server's state bytes), while data
   streams receive only ACKs. (Inode order does not tell: Linux hands out inode
   numbers in per-CPU batches, so the first socket may have the higher inode.)
@@ -32,6 +32,16 @@ TCP_ESTABLISHED_MASK = 1 << 1
 _DIAG_MSG = struct.Struct("=BBBBHH16s16sIQIIIII")  # inet_diag_msg, ports big-endian
 # struct tcp_info offsets (linux/tcp.h): snd_mss, rtt, snd_cwnd, total_retrans, bytes_acked
 _TI_MSS, _TI_RTT, _TI_CWND, _TI_RETRANS, _TI_ACKED, _TI_RECEIVED = 16, 68, 80, 100, 120, 128
+# __u16 tcpi_total_rto (Linux >= 6.7): right after __u32 tcpi_rehash at 236. Older
+# kernels return a shorter tcp_info (sock_diag copies only what the kernel has).
+_TI_TOTAL_RTO = 240
+
+
+def total_rto(info: bytes) -> int | str:
+    """RTOs the socket has had (SYN ones included), or "" if this kernel does not say."""
+    if len(info) < _TI_TOTAL_RTO + 2:
+        return ""
+    return int(struct.unpack_from("=H", info, _TI_TOTAL_RTO)[0])
 
 
 def data_streams(socks: list[tuple[int, int, int, bytes]]) -> list[tuple[int, int, int, bytes]]:
@@ -64,6 +74,7 @@ class StreamSample:
     srtt_us: int | str = ""
     retransmits: int | str = ""
     feedback_bytes: int | str = ""
+    timeouts: int | str = ""  # retransmission timeouts, cumulative; "" = not reported
 
 
 class TcpDiag:
@@ -101,7 +112,7 @@ class TcpDiag:
                                        for o in (_TI_MSS, _TI_RTT, _TI_CWND, _TI_RETRANS))
             acked = struct.unpack_from("=Q", info, _TI_ACKED)[0]
             out.append(StreamSample(stream=str(sport), bytes=acked, cwnd_bytes=cwnd * mss,
-                                    srtt_us=rtt, retransmits=retrans))
+                                    srtt_us=rtt, retransmits=retrans, timeouts=total_rto(info)))
         return out
 
     def close(self) -> None:
@@ -114,8 +125,9 @@ class XcpperfReader:
 
     host-image/README.md: one `{"event":"interval","data":{"streams":[...]}}` line per
     interval as it happens; per stream `bytes`/`retransmits`/`feedback_bytes` are
-    per interval, `cwnd` (bytes) and `srtt_us` instantaneous. Here bytes and
-    retransmits are summed into cumulative counters; feedback is the last interval's.
+    per interval, `cwnd` (bytes) and `srtt_us` instantaneous. Here bytes,
+    retransmits and timeouts are summed into cumulative counters (timeouts stay ""
+    while the binary does not report them); feedback is the last interval's.
     """
 
     latest: dict[str, StreamSample] = field(default_factory=dict)
@@ -149,10 +161,13 @@ class XcpperfReader:
             total = (prev.bytes if prev else 0) + int(st.get("bytes", 0))
             retr = (int(prev.retransmits) if prev and prev.retransmits != "" else 0) \
                 + int(st.get("retransmits", 0) or 0)
+            timeouts: int | str = prev.timeouts if prev else ""
+            if st.get("timeouts") is not None:
+                timeouts = (int(timeouts) if timeouts != "" else 0) + int(st["timeouts"])
             self.latest[key] = StreamSample(
                 stream=key, bytes=total, cwnd_bytes=st.get("cwnd", ""),
                 srtt_us=st.get("srtt_us", ""), retransmits=retr,
-                feedback_bytes=st.get("feedback_bytes", ""))
+                feedback_bytes=st.get("feedback_bytes", ""), timeouts=timeouts)
 
     def pump(self, stream: IO[bytes], tee: IO[bytes] | None = None) -> threading.Thread:
         """Read lines in a thread; `tee` keeps a copy of the raw output (logs/)."""

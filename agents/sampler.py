@@ -61,7 +61,7 @@ class Sampler:
                          "proto": f.proto, "src": f.src, "dst": f.dst, "bytes": s.bytes,
                          "throughput_bps": tput, "cwnd_bytes": s.cwnd_bytes,
                          "srtt_us": s.srtt_us, "retransmits": s.retransmits,
-                         "feedback_bytes": s.feedback_bytes})
+                         "timeouts": s.timeouts, "feedback_bytes": s.feedback_bytes})
         return rows
 
     def _kernel_stats(self) -> dict[str, dict[str, dict[str, int]]]:

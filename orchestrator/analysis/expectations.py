@@ -10,6 +10,7 @@ the `paper`'s number. Units of the measured value (same as the spec's):
 | throughput                    | flow / flows(Σ) | bit/s; with relative_to: capacity, the fraction of the capacity of `link` (or of the flow's bottleneck) |
 | bytes                         | flow / flows(Σ) | bytes; relative: fraction of capacity × time |
 | retransmits, srtt, cwnd       | flow / flows    | count, seconds (mean), bytes (mean)     |
+| timeouts                      | flow / flows(Σ) | count of retransmission timeouts (RTOs) |
 | convergence_time              | flow            | seconds from the window start (or the flow's start) until its 0.5 s mean throughput stays within ±10 % of its mean over the last fifth of the window |
 | utilization                   | link            | fraction (tx bytes / capacity × time)   |
 | drops, drops_queue, drops_loss| link (all if absent) | count (drops = every cause)        |
@@ -44,7 +45,9 @@ OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
     "==": lambda a, b: math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12),
 }
-FLOW_METRICS = ("throughput", "bytes", "retransmits", "srtt", "cwnd", "convergence_time")
+FLOW_METRICS = ("throughput", "bytes", "retransmits", "timeouts", "srtt", "cwnd",
+                "convergence_time")
+COUNT_METRICS = ("retransmits", "timeouts")
 LINK_METRICS = ("utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue")
 CONVERGENCE_BAND = 0.10  # ±10 % of the settled share
 CONVERGENCE_SMOOTH_S = 0.5  # smooth per-interval throughput over this long
@@ -175,8 +178,11 @@ class Evaluator:
             if whole:
                 return float(self.flows[fid]["throughput_mbps"]) * 1e6
             return bytes_between(self._cum(fid, "bytes"), *w) * 8 / (w[1] - w[0])
-        if metric == "retransmits":
-            cum = self._cum(fid, "retransmits")
+        if metric in COUNT_METRICS:
+            if metric == "timeouts" and not df["timeouts"].notna().any():
+                raise Unusable(f"flow {fid} reported no timeouts (xcpperf without the "
+                               "field, a kernel before 6.7, or UDP)")
+            cum = self._cum(fid, metric)
             return float(np.interp(w[1], cum.index, cum)) - float(np.interp(w[0], cum.index, cum)
                                                                  ) if len(cum) else 0.0
         inside = df[(df["t_s"] >= w[0]) & (df["t_s"] <= w[1])]
@@ -239,7 +245,7 @@ class Evaluator:
         if metric in FLOW_METRICS:
             fids = self.flow_ids(c)
             vals = [self.flow_value(metric, f, w, whole) for f in fids]
-            value = sum(vals) if metric in ("throughput", "bytes", "retransmits") \
+            value = sum(vals) if metric in ("throughput", "bytes", *COUNT_METRICS) \
                 else float(np.mean(vals))
             what = f"{metric} of flow {fids[0]}" if len(fids) == 1 else \
                 f"{metric} of flows {'+'.join(fids)}"

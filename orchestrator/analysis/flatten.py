@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-FLOW_FIELDS = ("bytes", "throughput_mbps", "retransmits", "srtt_mean_ms", "cwnd_mean_bytes")
+FLOW_FIELDS = ("bytes", "throughput_mbps", "retransmits", "timeouts", "srtt_mean_ms",
+               "cwnd_mean_bytes")
 LINK_FIELDS = ("utilization", "mean_queue_pkts", "max_queue_pkts", "drops_queue", "drops_loss")
 
 

@@ -7,6 +7,8 @@ Definitions (docs/run-directory.md repeats them):
   span (a stall, a timeout) count as active, so a flow that stalls is not flattered.
 - throughput_mbps: bytes × 8 / active time / 1e6.
 - retransmits: sum over streams of each stream's final cumulative count.
+- timeouts: the same for retransmission timeouts; None when no sample carries
+  them (an xcpperf without the field, a kernel before 6.7 or a UDP flow).
 - srtt_mean_ms: mean of the srtt samples that carry a value (> 0), in ms.
 - cwnd_mean_bytes: mean over the active span of the flow's cwnd, the sum of its
   streams' cwnd at each sample.
@@ -88,6 +90,8 @@ def summarize_flow(df: pd.DataFrame) -> dict[str, Any]:
     active_s = (span[1] - span[0]) if span else 0.0
     thr = total * 8 / active_s / 1e6 if active_s > 0 else 0.0
     retx = per_time(df, "retransmits")
+    has_rto = "timeouts" in df and df["timeouts"].notna().any()
+    rto = per_time(df, "timeouts") if has_rto else pd.Series(dtype=float)
     srtt = df["srtt_us"].dropna()
     srtt = srtt[srtt > 0]
     cwnd = per_time(df, "cwnd_bytes", how="zero")
@@ -101,6 +105,7 @@ def summarize_flow(df: pd.DataFrame) -> dict[str, Any]:
         "bytes": total,
         "throughput_mbps": thr,
         "retransmits": int(np.rint(retx.iloc[-1])) if len(retx) else 0,
+        "timeouts": int(np.rint(rto.iloc[-1])) if len(rto) else None,
         "srtt_mean_ms": float(srtt.mean() / 1000.0) if len(srtt) else math.nan,
         "cwnd_mean_bytes": float(cwnd.mean()) if cwnd_has and len(cwnd) else math.nan,
         # extras

@@ -25,7 +25,7 @@ LINK_COLUMNS = [
 ]
 FLOW_COLUMNS = [
     "t_s", "flow", "stream", "proto", "src", "dst", "bytes", "throughput_bps", "cwnd_bytes",
-    "srtt_us", "retransmits", "feedback_bytes",
+    "srtt_us", "retransmits", "timeouts", "feedback_bytes",
 ]
 EVENT_COLUMNS = ["t_s", "kind", "target", "detail"]
 ENGINE_COLUMNS = ["t_s", "node", "late_timers", "max_lateness_us", "cpu_s"]

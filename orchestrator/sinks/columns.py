@@ -16,7 +16,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
              "drops_queue", "drops_loss", "drops_ttl", "drops_noroute", "drops_malformed",
              "drops_link_down", *XCP_COLUMNS),
     "flow": ("t_s", "flow", "stream", "proto", "src", "dst", "bytes", "throughput_bps",
-             "cwnd_bytes", "srtt_us", "retransmits", "feedback_bytes"),
+             "cwnd_bytes", "srtt_us", "retransmits", "timeouts", "feedback_bytes"),
     "event": ("t_s", "kind", "target", "detail"),
     "engine": ("t_s", "node", "late_timers", "max_lateness_us", "cpu_s"),
     # XCP-i (per upstream router: estimate, truth, requests, timeouts) and the XCP-TCP

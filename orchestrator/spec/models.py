@@ -34,13 +34,14 @@ Recovery = Literal["sack", "newreno", "reno"]
 Op = Literal[">=", "<=", ">", "<", "=="]
 Metric = Literal[
     # per flow (flow:, or flows: for their sum)
-    "throughput", "bytes", "retransmits", "srtt", "cwnd", "convergence_time",
+    "throughput", "bytes", "retransmits", "timeouts", "srtt", "cwnd", "convergence_time",
     # per link direction (link:)
     "utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue",
     # over a group of flows (flows:)
     "jain", "ratio",
 ]
-FLOW_METRICS = ("throughput", "bytes", "retransmits", "srtt", "cwnd", "convergence_time")
+FLOW_METRICS = ("throughput", "bytes", "retransmits", "timeouts", "srtt", "cwnd",
+                "convergence_time")
 LINK_METRICS = ("utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue")
 GROUP_METRICS = ("jain", "ratio")
 
@@ -230,7 +231,7 @@ class Check(Strict):
     Value units: throughput bit/s (or a fraction with `relative_to: capacity`:
     of `link`'s capacity, or of the flow's bottleneck without link), bytes bytes,
     srtt/convergence_time seconds, utilization/jain/ratio a fraction,
-    drops/retransmits counts, queues packets, cwnd bytes. Strings with units
+    drops/retransmits/timeouts counts, queues packets, cwnd bytes. Strings with units
     (`25Mbps`, `95%`, `2s`, `200MB`) are accepted and converted. `jain` without
     flows covers all flows; drops without link count every link. Semantics of
     each metric: orchestrator/analysis/expectations.py.

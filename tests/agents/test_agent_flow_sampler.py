@@ -11,7 +11,13 @@ import time
 
 import pytest
 
-from agents.flow_sampler import TcpDiag, XcpperfReader, data_streams, iperf3_interval_rows
+from agents.flow_sampler import (
+    TcpDiag,
+    XcpperfReader,
+    data_streams,
+    iperf3_interval_rows,
+    total_rto,
+)
 
 
 def test_iperf3_intervals_become_cumulative_samples() -> None:
@@ -97,3 +103,49 @@ def test_control_connection_is_told_by_received_payload_not_inode_order() -> Non
     # Bidirectional (every socket receives): the least-acked one is control.
     both = [(1, 1, 5201, _info(10_000_000, 5)), (2, 2, 5201, _info(200, 5))]
     assert [s[1] for s in data_streams(both)] == [1]
+
+
+def test_total_rto_is_the_u16_after_tcpi_rehash() -> None:
+    # struct tcp_info (include/uapi/linux/tcp.h, Linux >= 6.7): ... __u32 tcpi_rehash (236),
+    # __u16 tcpi_total_rto (240), __u16 tcpi_total_rto_recoveries (242),
+    # __u32 tcpi_total_rto_time (244); 248 bytes, 280 with 6.18's AccECN trailer.
+    buf = bytearray(248)
+    struct.pack_into("=IHHI", buf, 236, 0xFFFFFFFF, 7, 0xBEEF, 0xFFFFFFFF)
+    assert total_rto(bytes(buf)) == 7  # neither neighbour leaks in
+    struct.pack_into("=H", buf, 240, 65535)
+    assert total_rto(bytes(buf)) == 65535  # unsigned
+    assert total_rto(bytes(buf[:242])) == 65535  # exactly covers the field
+    # an older kernel's shorter tcp_info: not reported, not 0
+    assert total_rto(bytes(buf[:241])) == "" and total_rto(bytes(buf[:232])) == ""
+
+
+def test_kernel_tcp_info_is_long_enough_for_total_rto() -> None:
+    # This machine's kernel (6.18) returns the field; a fresh connection has had no RTO.
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        with socket.create_connection(srv.getsockname()) as c:
+            info = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512)
+            if len(info) < 242:
+                pytest.skip(f"kernel tcp_info is {len(info)} bytes (< 6.7): no tcpi_total_rto")
+            assert total_rto(info) == 0
+
+
+def test_xcpperf_timeouts_accumulate_and_are_empty_when_absent() -> None:
+    r = XcpperfReader()
+
+    def interval(sock: int, **extra: int) -> str:
+        return json.dumps({"event": "interval", "data": {"streams": [
+            {"socket": sock, "bytes": 100, "retransmits": 1, **extra}]}})
+
+    r.feed(interval(3, timeouts=1, fast_recoveries=2))
+    r.feed(interval(3, timeouts=0))
+    r.feed(interval(3, timeouts=2))
+    r.feed(interval(4))  # an xcpperf that does not report timeouts
+    r.feed(interval(4))
+    snap = {s.stream: s for s in r.snapshot()}
+    assert snap["3"].timeouts == 3 and snap["3"].retransmits == 3
+    assert snap["4"].timeouts == "" and snap["4"].retransmits == 2
+    # a field appearing later starts from 0, like retransmits
+    r.feed(interval(4, timeouts=5))
+    assert {s.stream: s for s in r.snapshot()}["4"].timeouts == 5

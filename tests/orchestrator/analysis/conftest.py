@@ -112,6 +112,7 @@ def write_run(root: Path, s: Synth) -> Path:
                             "dst": "h3", "bytes": int(f2_stream_bytes(t)),
                             "throughput_bps": 9e6 if on else 0, "cwnd_bytes": 45000 if on else 0,
                             "srtt_us": 48000 if on else 0, "retransmits": 3 if t >= 5 else 0,
+                            "timeouts": 1 if t >= 7 else 0,  # f1 (xcpperf) leaves it empty
                             "feedback_bytes": ""})
     if s.with_link_csv:
         with open(run / "metrics" / "link.csv", "w", newline="") as fh:

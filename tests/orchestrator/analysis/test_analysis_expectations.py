@@ -39,6 +39,9 @@ CASES = [
       "window": {"start": 2.0, "stop": 10.0}}, 20, True),
     ({"metric": "max_queue", "link": "R1-R2", "op": "<", "value": 20}, 20, False),
     ({"metric": "retransmits", "flow": "f2", "op": "<=", "value": 6}, 6, True),
+    ({"metric": "timeouts", "flow": "f2", "op": "==", "value": 2}, 2, True),  # 1 per stream
+    ({"metric": "timeouts", "flows": ["f2"], "op": "<", "value": 1,
+      "window": {"start": 0, "stop": 6.5}}, 0, True),
     ({"metric": "srtt", "flow": "f2", "op": "<=", "value": "50ms"}, 0.048, True),
     ({"metric": "cwnd", "flow": "f1", "op": ">", "value": "50KB"}, 60000, True),
     ({"metric": "jain", "op": ">=", "value": 0.95}, jain_index([12, 18]), True),
@@ -132,3 +135,8 @@ def test_oscillating_flow_never_converges(make_run):
     _rewrite_f1(run, lambda t: 10.0 if int(t) % 2 else 2.0)  # 1 s on, 1 s off
     [res] = json_safe(build_summary(run, status="completed", timings={}))["expectations"]
     assert res["ok"] is False and res["value"] is None  # infinite: written as null
+
+
+def test_timeouts_not_reported_is_a_failed_check_saying_why(make_run):
+    [res] = run_checks(make_run, [{"metric": "timeouts", "flow": "f1", "op": "==", "value": 0}])
+    assert res["ok"] is False and "reported no timeouts" in res["check"]

@@ -28,6 +28,7 @@ def test_summary_has_the_public_keys_and_exact_figures(make_run):
     # Two streams aggregated; active from 2 s only, so 18 Mb/s, not 14.4.
     assert f2["bytes"] == 18_000_000 and f2["throughput_mbps"] == pytest.approx(18.0)
     assert f2["retransmits"] == 6 and f2["streams"] == 2
+    assert f2["timeouts"] == 2 and f1["timeouts"] is None  # f1's samples carry none
     assert f2["srtt_mean_ms"] == pytest.approx(48.0)
     assert f2["cwnd_mean_bytes"] == pytest.approx(90_000)
     link = s["links"]["R1->R2"]
