@@ -8,24 +8,10 @@
 
 #include "sim_network.hh"
 #include "stream_apps.hh"
+#include "wire_parse.hh"
 
 namespace xcphost::test {
 namespace {
-
-struct Parsed {
-  xcp::XcpHeader shim;
-  SegmentHeader seg;
-  size_t payload = 0;
-};
-
-std::optional<Parsed> parse(const std::vector<uint8_t>& b) {
-  const auto shim = xcp::parse_header(b);
-  if (!shim.ok()) return std::nullopt;
-  const auto rest = std::span<const uint8_t>(b).subspan(shim.header.length());
-  const auto seg = parse_segment_header(rest);
-  if (!seg) return std::nullopt;
-  return Parsed{shim.header, *seg, rest.size() - seg->length()};
-}
 
 ConnectionConfig base_config(CcKind cc = CcKind::kNewReno) {
   ConnectionConfig c;

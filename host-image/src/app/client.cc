@@ -65,6 +65,7 @@ nlohmann::json start_json(const Options& o, const std::vector<Stream>& streams) 
           {"timestamp", {{"timesecs", secs}}},
           {"connecting_to", {{"host", o.host}, {"port", o.port}}},
           {"cc", std::string(to_string(o.cc))},
+          {"loss_recovery", std::string(to_string(o.loss_recovery))},
           {"title", o.title},
           {"test_start",
            {{"protocol", "XCP"},
@@ -222,6 +223,7 @@ int run_client(const Options& o) {
                         {"sum_sent", sum_sent},
                         {"sum_received", sum_received},
                         {"sender_cc", std::string(to_string(o.cc))},
+                        {"sender_loss_recovery", std::string(to_string(o.loss_recovery))},
                         {"verify", !o.verify ? "off" : (verify_failed ? "mismatch" : "ok")},
                         {"interrupted", interrupted},
                         {"tx_errors", hs.tx.stats().errors}};

@@ -38,6 +38,7 @@ uint32_t local_address_towards(uint32_t dst) {
 ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
   ConnectionConfig c;
   c.cc = o.cc;
+  c.loss_recovery = o.loss_recovery;
   c.desired_rate = o.rate;
   if (o.mss != 0) c.mss_bytes = o.mss;
   if (o.window_bytes != 0) c.send_buffer_bytes = o.window_bytes;

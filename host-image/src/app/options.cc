@@ -45,6 +45,8 @@ std::string_view usage_text() {
          "  -n, --bytes BYTES       client: send this many bytes per stream (K/M/G = 1024 multiples)\n"
          "  -P, --parallel N        client: parallel streams (default 1)\n"
          "      --cc NAME           congestion controller: xcp (default), newreno, hstcp\n"
+         "      --loss-recovery M   sack (default), newreno or reno: loss repair without SACK\n"
+         "                          (reno: recovery ends on the first new ACK, as ns-2's XcpAgent)\n"
          "      --rate RATE         XCP desired rate in bit/s, K/M/G suffix (default unlimited)\n"
          "  -i, --interval SECONDS  report interval (default 1; 0 = none)\n"
          "      --verify            deterministic payload, checked by the server (mismatch: exit 4)\n"
@@ -115,6 +117,14 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       auto k = v ? parse_cc_kind(*v) : std::nullopt;
       if (!k) return need(a, "one of xcp, newreno, hstcp");
       o.cc = *k;
+    } else if (a == "--loss-recovery") {
+      auto v = value(a);
+      auto m = v ? parse_loss_recovery(*v) : std::nullopt;
+      if (!m) {
+        return need(a, "one of " + std::string(kLossRecoveryNames) +
+                           (v ? " (got '" + std::string(*v) + "')" : std::string(" (value missing)")));
+      }
+      o.loss_recovery = *m;
     } else if (a == "--rate" || a == "-b") {
       auto v = value(a);
       auto d = v ? parse_scaled(*v, 1000) : std::nullopt;

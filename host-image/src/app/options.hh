@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cc/congestion_controller.hh"
+#include "transport/loss_recovery.hh"
 #include "xcp/units.hh"
 
 namespace xcphost {
@@ -30,6 +31,7 @@ struct Options {
   std::optional<uint64_t> bytes;     // -n: bytes per stream instead of a duration
   uint32_t parallel = 1;
   CcKind cc = CcKind::kXcp;
+  LossRecovery loss_recovery = LossRecovery::kSack;
   xcp::Rate rate = xcp::Rate::zero();  // XCP desired rate; zero = unlimited
   xcp::Duration interval = xcp::Duration::seconds(1);  // 0 = no interval reports
   bool verify = false;

@@ -19,6 +19,7 @@ nlohmann::json stream_json(const StreamSample& s) {
           {"rttvar", s.rttvar_us},
           {"feedback_bytes", s.feedback_bytes},
           {"timeouts", s.timeouts},
+          {"fast_recoveries", s.fast_recoveries},
           {"bytes_in_flight", s.bytes_in_flight},
           {"loss_fallback", s.loss_fallback},
           {"omitted", false},
@@ -26,11 +27,13 @@ nlohmann::json stream_json(const StreamSample& s) {
 }
 
 nlohmann::json sum_json(const std::vector<StreamSample>& streams, double start_s, double end_s) {
-  uint64_t bytes = 0, retx = 0;
+  uint64_t bytes = 0, retx = 0, timeouts = 0, fast_recoveries = 0;
   int64_t fb = 0;
   for (const auto& s : streams) {
     bytes += s.bytes;
     retx += s.retransmits;
+    timeouts += s.timeouts;
+    fast_recoveries += s.fast_recoveries;
     fb += s.feedback_bytes;
   }
   const double secs = end_s - start_s;
@@ -40,6 +43,8 @@ nlohmann::json sum_json(const std::vector<StreamSample>& streams, double start_s
           {"bytes", bytes},
           {"bits_per_second", secs > 0 ? static_cast<double>(bytes) * 8 / secs : 0.0},
           {"retransmits", retx},
+          {"timeouts", timeouts},
+          {"fast_recoveries", fast_recoveries},
           {"feedback_bytes", fb},
           {"omitted", false},
           {"sender", true}};
@@ -73,17 +78,19 @@ void Reporter::interval(const std::vector<StreamSample>& streams, double start_s
   }
   for (const auto& s : streams) {
     std::fprintf(out_,
-                 "[%3d] %6.2f-%-6.2f sec %10.3f MBytes %9.2f Mbits/sec  retr %4" PRIu64
-                 "  cwnd %8.1f KBytes  srtt %7.2f ms  fb %+" PRId64 "\n",
+                 "[%3d] %6.2f-%-6.2f sec %10.3f MBytes %9.2f Mbits/sec  retr %4" PRIu64 "  rto %2" PRIu64
+                 "  fr %2" PRIu64 "  cwnd %8.1f KBytes  srtt %7.2f ms  fb %+" PRId64 "\n",
                  s.id, s.start_s, s.end_s, static_cast<double>(s.bytes) / 1e6, s.bits_per_second() / 1e6,
-                 s.retransmits, static_cast<double>(s.cwnd_bytes) / 1e3, static_cast<double>(s.srtt_us) / 1e3,
-                 s.feedback_bytes);
+                 s.retransmits, s.timeouts, s.fast_recoveries, static_cast<double>(s.cwnd_bytes) / 1e3,
+                 static_cast<double>(s.srtt_us) / 1e3, s.feedback_bytes);
   }
   if (streams.size() > 1) {
     const auto sum = sum_json(streams, start_s, end_s);
-    std::fprintf(out_, "[SUM] %6.2f-%-6.2f sec %10.3f MBytes %9.2f Mbits/sec  retr %4" PRIu64 "\n", start_s, end_s,
+    std::fprintf(out_, "[SUM] %6.2f-%-6.2f sec %10.3f MBytes %9.2f Mbits/sec  retr %4" PRIu64 "  rto %2" PRIu64
+                 "  fr %2" PRIu64 "\n", start_s, end_s,
                  sum["bytes"].get<double>() / 1e6, sum["bits_per_second"].get<double>() / 1e6,
-                 sum["retransmits"].get<uint64_t>());
+                 sum["retransmits"].get<uint64_t>(), sum["timeouts"].get<uint64_t>(),
+                 sum["fast_recoveries"].get<uint64_t>());
   }
   std::fflush(out_);
 }
@@ -101,9 +108,11 @@ void Reporter::end(const nlohmann::json& end) {
     const auto& snt = end["sum_sent"];
     const auto& rcv = end["sum_received"];
     std::fprintf(out_, "- - - - - - - - - - - - - - - - - - - - - - - - -\n");
-    std::fprintf(out_, "[SUM] %6.2f sec %10.3f MBytes %9.2f Mbits/sec  retr %" PRIu64 "  sender\n",
+    std::fprintf(out_, "[SUM] %6.2f sec %10.3f MBytes %9.2f Mbits/sec  retr %" PRIu64 "  rto %" PRIu64
+                 "  fr %" PRIu64 "  sender\n",
                  snt["seconds"].get<double>(), snt["bytes"].get<double>() / 1e6,
-                 snt["bits_per_second"].get<double>() / 1e6, snt["retransmits"].get<uint64_t>());
+                 snt["bits_per_second"].get<double>() / 1e6, snt["retransmits"].get<uint64_t>(),
+                 snt["timeouts"].get<uint64_t>(), snt["fast_recoveries"].get<uint64_t>());
     std::fprintf(out_, "[SUM] %6.2f sec %10.3f MBytes %9.2f Mbits/sec  receiver (verify: %s)\n",
                  rcv["seconds"].get<double>(), rcv["bytes"].get<double>() / 1e6,
                  rcv["bits_per_second"].get<double>() / 1e6, end.value("verify", std::string("off")).c_str());

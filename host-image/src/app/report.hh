@@ -1,5 +1,6 @@
 // xcpperf output: iperf3's JSON layout (start / intervals[] / end) with the
-// XCP extras per stream (cwnd, srtt_us, retransmits, feedback_bytes), the
+// XCP extras per stream (cwnd, srtt_us, retransmits, timeouts,
+// fast_recoveries, feedback_bytes), the
 // line-per-event stream (--json-stream, as iperf3 --json-stream), or text.
 #pragma once
 

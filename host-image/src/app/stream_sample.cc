@@ -13,6 +13,7 @@ StreamSample StreamSampler::take(const Connection& c, double end_s) {
   s.bytes = now.bytes_acked - prev_.bytes_acked;
   s.retransmits = now.retransmits - prev_.retransmits;
   s.timeouts = now.timeouts - prev_.timeouts;
+  s.fast_recoveries = now.fast_recoveries - prev_.fast_recoveries;
   s.feedback_bytes = now.feedback_bytes - prev_.feedback_bytes;
   s.cwnd_bytes = c.controller().cwnd_bytes();
   s.srtt_us = c.rtt().srtt().us();
@@ -40,6 +41,7 @@ StreamSample StreamSampler::total(const Connection& c, double end_s) const {
   s.bytes = now.bytes_acked;
   s.retransmits = now.retransmits;
   s.timeouts = now.timeouts;
+  s.fast_recoveries = now.fast_recoveries;
   s.feedback_bytes = now.feedback_bytes;
   s.cwnd_bytes = c.controller().cwnd_bytes();
   s.srtt_us = c.rtt().srtt().us();

@@ -17,7 +17,8 @@ struct StreamSample {
   int64_t srtt_us = 0;
   int64_t rttvar_us = 0;
   uint64_t retransmits = 0;      // segments
-  uint64_t timeouts = 0;
+  uint64_t timeouts = 0;         // retransmission timeouts
+  uint64_t fast_recoveries = 0;  // fast-retransmit recovery episodes entered
   int64_t feedback_bytes = 0;    // sum of H_reverse_feedback received
   uint64_t bytes_in_flight = 0;
   bool loss_fallback = false;

@@ -5,13 +5,6 @@
 #include <limits>
 
 namespace xcphost {
-namespace {
-
-// Timeouts allowed while only our FIN is unacknowledged and the peer has
-// finished: the data is delivered, so giving up is quiet, not an error.
-constexpr uint32_t kMaxFinTimeouts = 3;
-
-}  // namespace
 
 std::string_view to_string(ConnState s) {
   switch (s) {
@@ -119,6 +112,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
     if (!seg.has(seg_flags::kSyn) || !seg.has(seg_flags::kAck)) return;
     if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(wire_timestamp_us(now) - seg.ts_ecr_us));
     rx_.set_ts_recent(seg.ts_val_us);
+    sack_ok_ = mode() == LossRecovery::kSack && seg.sack_permitted;
     peer_window_end_ = seg.window_bytes;
     enter_established(now);
     rx_.request_ack();
@@ -129,6 +123,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
     // A repeated SYN (our SYN-ACK was lost) or SYN-ACK (our ACK was lost).
     rx_.set_ts_recent(seg.ts_val_us);
     if (state_ == ConnState::kSynReceived) {
+      sack_ok_ = mode() == LossRecovery::kSack && seg.sack_permitted;
       send_control(seg_flags::kSyn | seg_flags::kAck, now);
     } else {
       rx_.request_ack();
@@ -155,9 +150,10 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
 
 void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& seg,
                               xcp::Timestamp now) {
-  if (seg.sack_count > 0) peer_sends_sack_ = true;
-  const AckUpdate upd =
-      board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), seg.sack_count));
+  // Without SACK (NewReno/Reno modes) blocks a peer sends anyway are ignored.
+  const size_t blocks = mode() == LossRecovery::kSack ? seg.sack_count : 0;
+  if (blocks > 0) peer_sends_sack_ = true;
+  const AckUpdate upd = board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), blocks));
   last_ack_at_ = now;
   probe_sent_ = false;
   AckEvent ev;
@@ -188,43 +184,7 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
   cc_->on_ack(ev);  // exactly once per ACK, duplicates and stale ones included
 
   check_lost_head_retransmission(seg, now);
-  if (in_recovery_) {
-    if (board_.snd_una() >= recovery_point_) {
-      in_recovery_ = false;
-      cc_->on_recovery_exit(now);  // after an RTO too: clears XCP's loss-fallback flag
-    } else if (upd.cumulative_advance_bytes > 0 && !peer_sends_sack_) {
-      board_.mark_head_lost();  // NewReno partial ACK (RFC 6582 §3.2 step 3)
-    }
-  } else if (board_.lost_bytes() > 0 && board_.next_segment_to_retransmit()) {
-    in_recovery_ = true;
-    recovery_point_ = board_.snd_nxt();
-    ++stats_.fast_recoveries;
-    // RFC 5681 (4): ssthresh from FlightSize, the data outstanding (pipe would
-    // already exclude what this very ACK declared lost).
-    cc_->on_loss(now, board_.outstanding_bytes());
-  }
-}
-
-void Connection::check_lost_head_retransmission(const SegmentHeader& seg, xcp::Timestamp now) {
-  if (!head_retx_seq_) return;
-  if (board_.snd_una() != *head_retx_seq_ || board_.outstanding_bytes() == 0) {
-    head_retx_seq_.reset();  // the head moved: that retransmission arrived
-    return;
-  }
-  // The peer echoes the ts_val of the segment that triggered this ACK. If that
-  // segment left after our retransmission of the head, yet the head is still
-  // missing, the retransmission was lost (the idea of RFC 8985 RACK, with
-  // echoed timestamps as the send-time record). Without this, a lost
-  // retransmission waits for the RTO, and a sender kept busy by SACKs can
-  // lose the RTO's retransmission too, again and again.
-  if (seg.ts_ecr_us == 0 || static_cast<int32_t>(seg.ts_ecr_us - head_retx_ts_us_) <= 0) return;
-  if (!sink_.has_room()) return;
-  const uint64_t una = board_.snd_una();
-  if (fin_sent_ && una == write_end_) {
-    send_segment(una, 0, true, true, now);
-  } else {
-    send_segment(una, static_cast<uint32_t>(std::min<uint64_t>(cfg_.mss_bytes, write_end_ - una)), false, true, now);
-  }
+  update_recovery(upd, now);
 }
 
 void Connection::on_bytes(std::span<const uint8_t> bytes) {
@@ -245,19 +205,6 @@ xcp::Timestamp Connection::idle_deadline() const {
   return last_rx_ + cfg_.idle_timeout;
 }
 
-xcp::Timestamp Connection::probe_deadline() const {
-  if (state_ != ConnState::kEstablished || probe_sent_ || board_.outstanding_bytes() == 0 ||
-      !rtt_.has_sample()) {
-    return xcp::Timestamp::max();
-  }
-  // RFC 8985 §7.2: PTO = 2·SRTT, plus the peer's delayed-ACK time when a
-  // single segment is out (its ACK may legitimately wait that long).
-  xcp::Duration pto = std::max(rtt_.srtt() * 2.0, xcp::Duration::milliseconds(10));
-  if (board_.outstanding_bytes() <= cfg_.mss_bytes) pto += cfg_.delayed_ack_timeout;
-  const xcp::Timestamp at = last_ack_at_ + pto;
-  return at < rto_deadline_ ? at : xcp::Timestamp::max();  // the RTO comes first anyway
-}
-
 xcp::Timestamp Connection::next_deadline() const {
   return std::min({rto_deadline_, rx_.delack_deadline(), idle_deadline(), probe_deadline()});
 }
@@ -271,41 +218,6 @@ void Connection::on_timer(xcp::Timestamp now) {
   if (probe_deadline() <= now) send_probe(now);
   if (rto_deadline_ <= now) on_retransmission_timeout(now);
   if (!done() && idle_deadline() <= now) abort(now, ConnError::kTimedOut);
-}
-
-void Connection::on_retransmission_timeout(xcp::Timestamp now) {
-  rtt_.on_timeout();
-  ++stats_.timeouts;
-  if (state_ == ConnState::kSynSent) {
-    if (now - started_at_ >= cfg_.connect_timeout) {
-      finish(ConnState::kFailed, ConnError::kConnectTimeout);
-      return;
-    }
-    send_control(seg_flags::kSyn, now);
-    rto_deadline_ = now + rtt_.rto();
-    return;
-  }
-  if (state_ == ConnState::kSynReceived) {
-    rto_deadline_ = xcp::Timestamp::max();  // the client repeats its SYN; nothing to resend
-    return;
-  }
-  ++consecutive_timeouts_;
-  const bool only_fin_left = fin_sent_ && board_.snd_una() == write_end_ && rx_.fin_received();
-  if (only_fin_left && consecutive_timeouts_ > kMaxFinTimeouts) {
-    finish(ConnState::kClosed, ConnError::kNone);
-    return;
-  }
-  if (consecutive_timeouts_ > cfg_.max_consecutive_timeouts) {
-    abort(now, ConnError::kTimedOut);
-    return;
-  }
-  board_.on_timeout();
-  cc_->on_timeout(now);
-  in_recovery_ = true;
-  recovery_point_ = board_.snd_nxt();
-  rto_deadline_ = xcp::Timestamp::max();
-  pump(now);
-  if (rto_deadline_ == xcp::Timestamp::max()) arm_rto(now);
 }
 
 void Connection::arm_rto(xcp::Timestamp now) { rto_deadline_ = now + rtt_.rto(); }

@@ -1,7 +1,8 @@
 // One reliable, bidirectional byte stream over the XCP shim: handshake,
 // sequence/ACK with SACK, delayed ACK, receive window, RTT from echoed µs
 // timestamps, RFC 6298 retransmission timer with back-off, SACK/dupack fast
-// retransmit and recovery. The congestion controller owns the window.
+// retransmit and recovery (SACK, NewReno or Reno: transport/loss_recovery.hh).
+// The congestion controller owns the window.
 //
 // Clock-injected and socket-free: time comes in as arguments, packets go to
 // a PacketSink, events go to a ConnectionHandler. The owner calls
@@ -102,6 +103,10 @@ class Connection final : private ReceiveSink {
   // ReceiveSink: what the receive side accepted, passed on to the application.
   void on_bytes(std::span<const uint8_t> bytes) override;
   void on_fin() override;
+  // connection_recovery.cc
+  LossRecovery mode() const { return cfg_.loss_recovery; }
+  void update_recovery(const AckUpdate& upd, xcp::Timestamp now);
+  void exit_recovery(xcp::Timestamp now);
   void on_retransmission_timeout(xcp::Timestamp now);
   void enter_established(xcp::Timestamp now);
   void finish(ConnState s, ConnError e);
@@ -144,8 +149,11 @@ class Connection final : private ReceiveSink {
   bool fin_sent_ = false;
   bool fin_acked_ = false;
   bool in_recovery_ = false;
-  uint64_t recovery_point_ = 0;
+  bool recovery_after_rto_ = false;        // the repair after an RTO, not fast recovery
+  uint64_t recovery_point_ = 0;            // RFC 6582 `recover`; kept after recovery ends
   bool peer_sends_sack_ = false;
+  // Both SYNs permitted SACK: our receiver sends SACK blocks.
+  bool sack_ok_ = false;
   uint32_t consecutive_timeouts_ = 0;
   // Last retransmission of the segment at snd_una and its ts_val: an ACK
   // echoing a later ts_val while snd_una has not moved means it was lost.

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cc/congestion_controller.hh"
+#include "transport/loss_recovery.hh"
 #include "transport/rtt_estimator.hh"
 #include "xcp/units.hh"
 
@@ -17,6 +18,9 @@ inline constexpr uint32_t kPacketOverheadBytes = 20 + 20 + 36;
 
 struct ConnectionConfig {
   CcKind cc = CcKind::kNewReno;
+  // Loss detection/repair (transport/loss_recovery.hh). SACK is used only when
+  // both ends' SYNs permit it, so a non-SACK mode at either end turns it off.
+  LossRecovery loss_recovery = LossRecovery::kSack;
   xcp::Rate desired_rate = xcp::Rate::zero();  // XCP request; zero = unlimited
   uint32_t mss_bytes = 1500 - kPacketOverheadBytes;  // payload per data segment (MTU 1500)
   size_t send_buffer_bytes = size_t{16} << 20;       // unacknowledged bytes held for retransmission

@@ -120,8 +120,9 @@ void Connection::send_control(uint8_t flags, xcp::Timestamp now) {
   if (flags & seg_flags::kSyn) {
     seg.ack = 0;
     if (!(flags & seg_flags::kAck)) seg.ts_ecr_us = 0;
+    seg.sack_permitted = cfg_.loss_recovery == LossRecovery::kSack;
   }
-  if (flags == seg_flags::kAck) {
+  if (flags == seg_flags::kAck && sack_ok_) {
     std::array<SackBlock, kMaxSackBlocks> blocks{};
     seg.sack_count = static_cast<uint8_t>(rx_.sack_blocks(blocks));
     std::copy(blocks.begin(), blocks.end(), seg.sacks.begin());

@@ -37,7 +37,7 @@ size_t write_segment_header(const SegmentHeader& h, std::span<uint8_t> out) {
   put64(p + 12, h.ack);
   p[20] = h.flags & seg_flags::kAllKnown;
   p[21] = h.sack_count;
-  p[22] = p[23] = 0;
+  put16(p + 22, h.sack_permitted ? seg_options::kSackPermitted : 0);
   put32(p + 24, h.window_bytes);
   put32(p + 28, h.ts_val_us);
   put32(p + 32, h.ts_ecr_us);
@@ -60,6 +60,7 @@ std::optional<SegmentHeader> parse_segment_header(std::span<const uint8_t> b) {
   h.sack_count = p[21];
   if ((h.flags & ~seg_flags::kAllKnown) != 0 || h.sack_count > kMaxSackBlocks) return std::nullopt;
   if (b.size() < h.length()) return std::nullopt;
+  h.sack_permitted = (get16(p + 22) & seg_options::kSackPermitted) != 0;  // other bits: reserved
   h.window_bytes = get32(p + 24);
   h.ts_val_us = get32(p + 28);
   h.ts_ecr_us = get32(p + 32);

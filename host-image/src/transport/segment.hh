@@ -6,7 +6,10 @@
 //   0  src_port(16) | dst_port(16)
 //   4  seq(64)                     offset of the first payload byte
 //   12 ack(64)                     next byte expected (valid with flag ACK)
-//   20 flags(8) | sack_count(8) | reserved(16)
+//   20 flags(8) | sack_count(8) | options(16)
+//                                  options bit 0x0001 = SACK permitted (SYN and
+//                                  SYN-ACK only; other bits reserved, sent as 0,
+//                                  ignored on receipt, so older peers interoperate)
 //   24 window(32)                  receive window, bytes beyond `ack`
 //   28 ts_val(32)                  sender's clock, microseconds (wraps)
 //   32 ts_ecr(32)                  echo of the peer's latest ts_val
@@ -40,6 +43,10 @@ inline constexpr uint8_t kRst = 0x08;
 inline constexpr uint8_t kAllKnown = kSyn | kAck | kFin | kRst;
 }  // namespace seg_flags
 
+namespace seg_options {
+inline constexpr uint16_t kSackPermitted = 0x0001;
+}  // namespace seg_options
+
 // A SACKed range on the wire; also the scoreboard's input (one definition).
 struct SackBlock {
   uint64_t start = 0;  // first SACKed byte
@@ -57,6 +64,9 @@ struct SegmentHeader {
   uint32_t ts_val_us = 0;
   uint32_t ts_ecr_us = 0;
   uint8_t sack_count = 0;
+  // On a SYN or SYN-ACK: the sender accepts SACK blocks (TCP's SACK-permitted
+  // option, RFC 2018). SACK is used only when both SYNs carried it.
+  bool sack_permitted = false;
   std::array<SackBlock, kMaxSackBlocks> sacks{};
 
   bool has(uint8_t f) const { return (flags & f) != 0; }
