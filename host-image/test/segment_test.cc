@@ -62,6 +62,28 @@ TEST(SegmentHeader, WireLayoutIsBigEndianAtDocumentedOffsets) {
   EXPECT_EQ(b[35], 5);
 }
 
+TEST(SegmentHeader, SackPermittedIsOptionBitZeroAndOtherOptionBitsAreIgnored) {
+  SegmentHeader h;
+  h.flags = seg_flags::kSyn;
+  h.sack_permitted = true;
+  std::vector<uint8_t> b(kSegmentBaseLen);
+  ASSERT_EQ(write_segment_header(h, b), kSegmentBaseLen);
+  EXPECT_EQ(b[22], 0);
+  EXPECT_EQ(b[23], seg_options::kSackPermitted);
+  auto p = parse_segment_header(b);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->sack_permitted);
+  b[22] = 0x80;  // a reserved bit from a later version: accepted, ignored
+  b[23] = 0x02;
+  p = parse_segment_header(b);
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(p->sack_permitted);
+  h.sack_permitted = false;
+  write_segment_header(h, b);
+  EXPECT_EQ(b[22], 0);
+  EXPECT_EQ(b[23], 0);
+}
+
 TEST(SegmentHeader, RejectsShortUnknownFlagsTooManyBlocksAndInvertedRanges) {
   SegmentHeader h;
   h.sack_count = 1;

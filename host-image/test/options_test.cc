@@ -1,0 +1,63 @@
+// xcpperf's command line: --loss-recovery parsing, and the real binary's
+// answer to a bad value (message naming the option and the valid values,
+// usage exit code).
+#include "app/options.hh"
+
+#include "app/host_stack.hh"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace xcphost {
+namespace {
+
+ParsedOptions parse(std::vector<std::string_view> args) { return parse_options(args); }
+
+TEST(Options, LossRecoveryDefaultsToSackAndAcceptsEachMode) {
+  const auto def = parse({"-c", "10.0.0.2"});
+  ASSERT_TRUE(std::holds_alternative<Options>(def));
+  EXPECT_EQ(std::get<Options>(def).loss_recovery, LossRecovery::kSack);
+  for (auto [text, mode] : {std::pair{"sack", LossRecovery::kSack}, std::pair{"newreno", LossRecovery::kNewReno},
+                            std::pair{"reno", LossRecovery::kReno}}) {
+    const auto p = parse({"-c", "10.0.0.2", "--loss-recovery", text});
+    ASSERT_TRUE(std::holds_alternative<Options>(p)) << text;
+    EXPECT_EQ(std::get<Options>(p).loss_recovery, mode);
+    EXPECT_EQ(connection_config(std::get<Options>(p)).loss_recovery, mode);
+  }
+}
+
+TEST(Options, BadLossRecoveryNamesTheOptionAndTheValidValues) {
+  const auto p = parse({"-s", "--loss-recovery", "x"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(p));
+  const std::string& err = std::get<std::string>(p);
+  EXPECT_NE(err.find("--loss-recovery"), std::string::npos) << err;
+  EXPECT_NE(err.find("sack, newreno, reno"), std::string::npos) << err;
+  EXPECT_NE(err.find("'x'"), std::string::npos) << err;
+  const auto missing = parse({"-s", "--loss-recovery"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(missing));
+  EXPECT_NE(std::get<std::string>(missing).find("--loss-recovery"), std::string::npos);
+}
+
+#ifdef XCPPERF_PATH
+TEST(Options, XcpperfExitsWithTheUsageCodeOnABadLossRecovery) {
+  const std::string cmd = std::string(XCPPERF_PATH) + " -c 127.0.0.1 --loss-recovery x 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string out;
+  std::array<char, 512> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), f)) out.append(buf.data(), n);
+  const int status = pclose(f);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), kExitUsage);
+  EXPECT_NE(out.find("--loss-recovery: expected one of sack, newreno, reno (got 'x')"), std::string::npos) << out;
+}
+#endif
+
+}  // namespace
+}  // namespace xcphost
