@@ -18,6 +18,10 @@ the `paper`'s number. Units of the measured value (same as the spec's):
 | jain                          | flows (all if absent) | Jain's index of their throughputs |
 | ratio                         | flows: [a, b]   | throughput a / throughput b             |
 
+A check whose `when:` did not hold for this run's spec (resolved.json marks it
+with `skip`, orchestrator.spec.when) is not measured: status "skipped", `ok`
+None, and the reason. Every other entry has status "pass" or "fail".
+
 A link given by id without `direction` means its a→b direction for
 utilization and queues, both directions for drops. An entry this module cannot
 evaluate (unknown flow, no samples) becomes a failed check saying why: never an
@@ -294,11 +298,15 @@ def _window(c: dict[str, Any], run_end: float) -> tuple[Window, bool]:
 
 
 def evaluate_one(ev: Evaluator, c: dict[str, Any]) -> dict[str, Any]:
-    """{check, value, ok} for one entry (plus op/bound/window extras)."""
+    """{check, value, ok, status} for one entry (plus op/bound/window extras)."""
     paper = f" (paper: {c['paper']})" if c.get("paper") else ""
     label = f"{c['name']}: " if c.get("name") else ""
     metric = str(c.get("metric", ""))
     relative = c.get("relative_to") == "capacity"
+    if c.get("skip"):
+        return {"check": f"{label}{metric or 'check'}: skipped: {c['skip']}{paper}",
+                "value": math.nan, "ok": None, "status": "skipped", "reason": str(c["skip"]),
+                **_extras(c, metric, None)}
     try:
         op = str(c.get("op", ""))
         if op not in OPS:
@@ -310,17 +318,18 @@ def evaluate_one(ev: Evaluator, c: dict[str, Any]) -> dict[str, Any]:
         span = "" if whole else f" in [{w[0]:.4g} s, {w[1]:.4g} s]"
         text = (f"{label}{what}{span} {op} {_fmt(metric, bound, relative)}{paper}: "
                 f"measured {_fmt(metric, value, relative)}")
-        return {"check": text, "value": value, "ok": bool(ok), **_extras(c, metric, bound)}
+        return {"check": text, "value": value, "ok": bool(ok), "status": "pass" if ok else "fail",
+                **_extras(c, metric, bound)}
     except Unusable as why:
         return {"check": f"{label}{metric or 'check'}: cannot evaluate: {why}{paper}",
-                "value": math.nan, "ok": False, **_extras(c, metric, None)}
+                "value": math.nan, "ok": False, "status": "fail", **_extras(c, metric, None)}
 
 
 def _extras(c: dict[str, Any], metric: str, bound: float | None) -> dict[str, Any]:
     """Structured fields beside the public three, for reports: what, bound, paper."""
     return {"name": c.get("name"), "metric": metric, "op": c.get("op"), "bound": bound,
             "relative_to": c.get("relative_to"), "window": c.get("window"),
-            "paper": c.get("paper")}
+            "paper": c.get("paper"), "when": c.get("when") or []}
 
 
 def evaluate(ev: Evaluator, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:

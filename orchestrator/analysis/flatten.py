@@ -1,7 +1,9 @@
 """A summary's key figures as one flat {name: number} row (sweep tables, reproduce, runs).
 
 Names: `duration_s`, `jain_index`, `fidelity_ok`, `expectations_passed`,
-`expectations_total`, `flow.<id>.<field>`, `link.<A->B>.<field>`, `expect.<i>`.
+`expectations_failed`, `expectations_skipped` (their `when:` did not hold),
+`expectations_total` (passed + failed: the checks that applied),
+`flow.<id>.<field>`, `link.<A->B>.<field>`, `expect.<i>` (empty when skipped).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
     fid = summary.get("fidelity") or {}
     row["fidelity_ok"] = fid.get("ok")
     exps = summary.get("expectations") or []
-    row["expectations_passed"] = sum(1 for e in exps if e.get("ok"))
-    row["expectations_total"] = len(exps)
+    row["expectations_passed"] = sum(1 for e in exps if e.get("ok") is True)
+    row["expectations_failed"] = sum(1 for e in exps if e.get("ok") is False)
+    row["expectations_skipped"] = sum(1 for e in exps if e.get("status") == "skipped")
+    row["expectations_total"] = row["expectations_passed"] + row["expectations_failed"]
     for flow_id, f in (summary.get("flows") or {}).items():
         for k in FLOW_FIELDS:
             row[f"flow.{flow_id}.{k}"] = f.get(k)

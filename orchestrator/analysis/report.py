@@ -45,7 +45,8 @@ def _expectation_rows(exps: list[dict[str, Any]]) -> list[list[str]]:
     for e in exps:
         what = e.get("check", "")
         measured = what.rsplit("measured ", 1)[-1] if "measured " in what else _num(e.get("value"))
-        rows.append(["PASS" if e.get("ok") else "FAIL", str(e.get("name") or e.get("metric") or ""),
+        verdict = "SKIP" if e.get("status") == "skipped" else "PASS" if e.get("ok") else "FAIL"
+        rows.append([verdict, str(e.get("name") or e.get("metric") or ""),
                      f"{e.get('op') or ''} {_num(e.get('bound'))}".strip(),
                      str(e.get("paper") or "–"), measured, what])
     return rows
@@ -58,11 +59,13 @@ def run_page(run_dir: Path, out: Path) -> Page:
     s = json.loads(s_path.read_text())
     slug = run_dir.name
     exps = s.get("expectations") or []
-    passed = sum(1 for e in exps if e.get("ok"))
+    passed = sum(1 for e in exps if e.get("ok") is True)
+    skipped = sum(1 for e in exps if e.get("status") == "skipped")
     fid = s.get("fidelity") or {}
     page = Page(slug, f"{s.get('experiment', slug)} — {slug}", "run",
                 f"status {s.get('status')}, {_num(s.get('duration_s'))} s, expectations "
-                f"{passed}/{len(exps)} passed, fidelity {'ok' if fid.get('ok') else 'PROBLEMS'}")
+                f"{passed}/{len(exps) - skipped} passed"
+                + (f" ({skipped} skipped)" if skipped else "") + ", fidelity {'ok' if fid.get('ok') else 'PROBLEMS'}")
     page.sections.append(("Expectations (paper vs measured)",
                           ["verdict", "check", "bound", "paper", "measured", "detail"],
                           _expectation_rows(exps)))
@@ -104,7 +107,8 @@ def sweep_page(sweep_dir: Path, out: Path) -> Page:
     params = [c for c in (rows[0] if rows else {}) if c.startswith("param.")]
     figures = [c for c in (rows[0] if rows else {})
                if c.endswith((".throughput_mbps", ".utilization")) or c in (
-                   "jain_index", "fidelity_ok", "expectations_passed")]
+                   "jain_index", "fidelity_ok", "expectations_passed", "expectations_failed",
+                   "expectations_skipped")]
     page.sections.append(("Runs", [p.removeprefix("param.") for p in params] +
                           ["rep", "seed", "status", *figures],
                           [[r[p] for p in params] + [r["repetition"], r["seed"], r["status"]]
@@ -139,7 +143,7 @@ def to_markdown(page: Page) -> str:
 _CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
         "padding:3px 8px;text-align:left}.PASS{color:#080;font-weight:bold}"
-        ".FAIL{color:#b00;font-weight:bold}img{max-width:100%}")
+        ".FAIL{color:#b00;font-weight:bold}.SKIP{color:#777}img{max-width:100%}")
 
 
 def to_html(page: Page) -> str:
@@ -157,7 +161,7 @@ def to_html(page: Page) -> str:
         parts.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
         for r in rows:
             parts.append("<tr>" + "".join(
-                f"<td class='{e(c)}'>{e(c)}</td>" if c in ("PASS", "FAIL") else f"<td>{e(c)}</td>"
+                f"<td class='{e(c)}'>{e(c)}</td>" if c in ("PASS", "FAIL", "SKIP") else f"<td>{e(c)}</td>"
                 for c in r) + "</tr>")
         parts.append("</table>")
     parts += [f"<p><img src='{e(img)}' alt='{e(img)}'></p>" for img in page.images]

@@ -81,11 +81,11 @@ def result_tables(res: RunResult) -> list[Table]:
     checks = s.get("expectations") or []
     if checks:
         exp = Table(title="expectations", title_justify="left")
-        for col in ("check", "value", "ok"):
+        for col in ("check", "value", "verdict"):
             exp.add_column(col, justify="right" if col == "value" else "left")
         for c in checks:
-            exp.add_row(str(c.get("check")), _fmt(c.get("value"), ".3g"),
-                        "yes" if c.get("ok") else "NO")
+            verdict = {"pass": "PASS", "skipped": "SKIP"}.get(str(c.get("status")), "FAIL")
+            exp.add_row(str(c.get("check")), _fmt(c.get("value"), ".3g"), verdict)
         tables.append(exp)
     return tables
 

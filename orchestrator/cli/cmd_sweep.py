@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -58,8 +59,7 @@ def sweep(args: argparse.Namespace) -> int:
         console.print(f"[{p.index + 1}/{total}] {sets}", highlight=False)
 
     def on_result(row: dict) -> None:
-        extra = f" ({row['error']})" if row.get("error") else ""
-        console.print(f"    {row['status']}: {row.get('run_id') or '-'}{extra}", highlight=False)
+        console.print(result_line(row), highlight=False)
 
     res = run_sweep(Path(args.spec), params, args.repeat, Path(args.out),
                     backend=args.backend, backend_options=opts, influx_url=args.influx,
@@ -71,3 +71,14 @@ def sweep(args: argparse.Namespace) -> int:
     if res.interrupted:
         return 130
     return 0 if res.rows and done == len(res.rows) else 1
+def result_line(row: dict[str, Any]) -> str:
+    """One point's outcome: status, run id, error, and its checks (pass/fail/skipped)."""
+    extra = f" ({row['error']})" if row.get("error") else ""
+    checks = ""
+    if row.get("expectations_total") or row.get("expectations_skipped"):
+        checks = (f"; checks {row.get('expectations_passed', 0)} pass, "
+                  f"{row.get('expectations_failed', 0)} fail, "
+                  f"{row.get('expectations_skipped', 0)} skipped")
+    return f"    {row['status']}: {row.get('run_id') or '-'}{extra}{checks}"
+
+

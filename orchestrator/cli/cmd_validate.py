@@ -28,4 +28,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.spec}: ok ({len(resolved.nodes)} nodes, {len(resolved.links)} links, "
               f"{len(resolved.flows)} flows, {len(resolved.timeline)} link events, "
               f"{len(resolved.expect)} checks)")
+        for c in resolved.expect:
+            if c.skip:  # its `when:` does not hold for this spec (after --set)
+                print(f"{args.spec}: check skipped: {c.name}: {c.skip}")
     return 0

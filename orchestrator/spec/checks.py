@@ -8,6 +8,7 @@ from orchestrator import units
 from orchestrator.spec.loader import PathT
 from orchestrator.spec.models import FLOW_METRICS, GROUP_METRICS, LINK_METRICS, Check, Spec
 from orchestrator.spec.resolved import RCheck, RWindow
+from orchestrator.spec.when import ParsedCondition, condition_text, parse_conditions
 
 Bad = Callable[[PathT, str], None]
 
@@ -38,12 +39,18 @@ def _name(c: Check) -> str:
         return c.name
     target = c.flow or c.link or ",".join(c.flows or [])
     rel = " of capacity" if c.relative_to else ""
-    return f"{c.metric}({target}) {c.op} {c.value}{rel}"
+    when = " when " + ", ".join(condition_text(w) for w in c.when) if c.when else ""
+    return f"{c.metric}({target}) {c.op} {c.value}{rel}{when}"
 
 
-def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad,
-                   shortened: bool = False) -> list[RCheck]:
-    """Checks with SI values; `shortened` (duration from --set) cuts windows at the end."""
+Conditions = dict[int, list[ParsedCondition]]
+
+
+def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad, shortened: bool = False,
+                   conditions: Conditions | None = None) -> list[RCheck]:
+    """Checks with SI values; `shortened` (duration from --set) cuts windows at the end.
+    Parsed `when:` conditions go to `conditions` (by expect index) for evaluation
+    once the spec is resolved (orchestrator.spec.when.skip_reason)."""
     flow_ids = [f.id for f in spec.flows]
     out = []
     names: set[str] = set()
@@ -93,6 +100,11 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad,
                 f"({spec.duration:g}s)")
             ok = False
         value = _value(c, path, bad)
+        parsed = parse_conditions(spec, c.when, path, bad) if c.when else []
+        if parsed is None:
+            ok = False
+        elif parsed and conditions is not None:
+            conditions[i] = parsed
         name = _name(c)
         if name in names:
             bad((*path, "name"), f"duplicate check name {name!r}; give each check a name:")
@@ -102,5 +114,6 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad,
             window = None if c.window is None else RWindow(start=w0, stop=w1)
             out.append(RCheck(name=name, metric=m, flow=c.flow, flows=c.flows, link=c.link,
                               direction=c.direction, op=c.op, value=value,
-                              relative_to=c.relative_to, window=window, paper=c.paper))
+                              relative_to=c.relative_to, window=window, paper=c.paper,
+                              when=[p.text for p in parsed or ()]))
     return out

@@ -225,6 +225,18 @@ class Window(Strict):
     stop: Duration | None = None  # None = end of run
 
 
+WhenOp = Literal[">=", "<=", ">", "<", "==", "!="]
+
+
+class Condition(Strict):
+    """`when:` item: the check applies only if the spec's field at `path` (the path
+    syntax of --set/--param) compares true with `value`, read in the field's unit."""
+
+    path: str
+    op: WhenOp
+    value: bool | int | float | str
+
+
 class Check(Strict):
     """One expectation (issue 6). Parsed and validated here; evaluated by the analysis.
 
@@ -234,7 +246,9 @@ class Check(Strict):
     drops/retransmits/timeouts counts, queues packets, cwnd bytes. Strings with units
     (`25Mbps`, `95%`, `2s`, `200MB`) are accepted and converted. `jain` without
     flows covers all flows; drops without link count every link. Semantics of
-    each metric: orchestrator/analysis/expectations.py.
+    each metric: orchestrator/analysis/expectations.py. `when` (all must hold)
+    makes the check conditional on the spec after overrides (orchestrator.spec.when);
+    otherwise it is skipped, neither passed nor failed.
     """
 
     name: str | None = None
@@ -248,6 +262,7 @@ class Check(Strict):
     relative_to: Literal["capacity"] | None = None
     window: Window | None = None
     paper: str | None = None
+    when: list[Condition] | None = None
 
 
 class Spec(Strict):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.errors import SpecError, SpecProblem
-from orchestrator.spec import checks
+from orchestrator.spec import checks, when
 from orchestrator.spec.flows import resolve_flows
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.models import LinkParams, LinkSpec, Spec
@@ -222,7 +222,9 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
     links = r.resolve_links()
     flows = resolve_flows(r)
     timeline = r.resolve_timeline()
-    expect = checks.resolve_checks(spec, [x.id for x in r.links], r.bad, r.shortened)
+    conditions: checks.Conditions = {}
+    expect = checks.resolve_checks(spec, [x.id for x in r.links], r.bad, r.shortened,
+                                   conditions)
     if spec.metrics_interval <= 0 or spec.metrics_interval > spec.duration:
         r.bad(("metrics_interval",), "must be > 0 and at most the duration (e.g. 100ms)")
     if spec.duration <= 0:
@@ -237,7 +239,21 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
         rq = None if n.role == "host" else RQueue(
             kind=q.kind if q else "droptail", params=q.engine_params(spec.scale) if q else {})
         nodes.append(RNode(name=name, role=n.role, queue=rq))
-    return ResolvedSpec(
+    resolved = ResolvedSpec(
         name=spec.name, description=spec.description, duration_s=spec.duration,
         seed=spec.seed, metrics_interval_s=spec.metrics_interval, scale=spec.scale,
         nodes=nodes, links=links, flows=flows, timeline=timeline, expect=expect)
+    return _apply_conditions(spec, r, resolved, conditions) if conditions else resolved
+
+
+def _apply_conditions(spec: Spec, r: _Resolver, resolved: ResolvedSpec,
+                      conditions: checks.Conditions) -> ResolvedSpec:
+    """Mark the checks whose `when:` does not hold for this spec as skipped."""
+    out = []
+    for i, rc in enumerate(resolved.expect):  # one per spec.expect entry: all were valid
+        skip = when.skip_reason(spec, resolved, conditions[i], ("expect", i), r.bad) \
+            if i in conditions else None
+        out.append(rc.model_copy(update={"skip": skip}) if skip else rc)
+    if r.problems:
+        raise SpecError(sorted(r.problems, key=lambda p: (p.line or 0)))
+    return resolved.model_copy(update={"expect": out})

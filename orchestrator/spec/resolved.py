@@ -122,6 +122,8 @@ class RCheck(Frozen):
     relative_to: Literal["capacity"] | None = None
     window: RWindow | None = None  # None = the whole run
     paper: str | None = None
+    when: list[str] = Field(default_factory=list)  # conditions as written ("path op value")
+    skip: str | None = None  # why a condition does not hold for this run (None = applies)
 
 
 class ResolvedSpec(Frozen):
