@@ -152,9 +152,8 @@ def _effective(spec: Spec, resolved: ResolvedSpec, t: Target) -> Any:
         return _normal(t, t.value)
     if t.link is not None and t.node is None and t.key in _LINK_BUILTIN | {"queue": 0,
                                                                           "capacity": 0}:
-        levels = [spec.links[t.link]]
-        d = spec.defaults.link if spec.defaults and spec.defaults.link else None
-        for level in (*levels, d):
+        dl = spec.defaults.link if spec.defaults and spec.defaults.link else None
+        for level in (spec.links[t.link], dl):
             v = getattr(level, t.key, None) if level is not None else None
             if v is not None:
                 return _normal(t, v)
@@ -162,8 +161,8 @@ def _effective(spec: Spec, resolved: ResolvedSpec, t: Target) -> Any:
             return _rdirections(spec, resolved, t)[0].queue.kind
         return _LINK_BUILTIN.get(t.key)
     if t.flow is not None:
-        d = spec.defaults.flow if spec.defaults and spec.defaults.flow else None
-        v = getattr(d, t.key, None) if d is not None else None
+        df = spec.defaults.flow if spec.defaults and spec.defaults.flow else None
+        v = getattr(df, t.key, None) if df is not None else None
         if v is not None:
             return _normal(t, v)
         rf = resolved.flows[t.flow]
@@ -171,8 +170,8 @@ def _effective(spec: Spec, resolved: ResolvedSpec, t: Target) -> Any:
                 "parallel": float(rf.parallel), "recovery": rf.recovery, "port": float(rf.port),
                 "size": None if rf.size_bytes is None else float(rf.size_bytes)}.get(t.key)
     if t.node is not None and t.key == "queue":
-        d = spec.defaults.router.queue if spec.defaults and spec.defaults.router else None
-        return d.kind if d is not None else ("droptail" if spec.nodes[t.node].role == "router"
+        dq = spec.defaults.router.queue if spec.defaults and spec.defaults.router else None
+        return dq.kind if dq is not None else ("droptail" if spec.nodes[t.node].role == "router"
                                              else None)
     if t.parts[:2] == ["defaults", "link"] and t.key in _LINK_BUILTIN:
         return _LINK_BUILTIN[t.key]
@@ -195,13 +194,15 @@ def _rdirections(spec: Spec, resolved: ResolvedSpec, t: Target) -> list[Any]:
     return [getattr(resolved.link(i), s) for i in _expanded_ids(spec, t) for s in sides]
 
 
-def _buffer_bytes(spec: Spec, resolved: ResolvedSpec, t: Target, b: units.Buffer) -> list[int]:
-    """`b` on each direction the path covers, in bytes as the planner sizes queues."""
+def _buffer_bytes(spec: Spec, resolved: ResolvedSpec, t: Target,
+                  buffers: tuple[units.Buffer, ...]) -> list[list[int]]:
+    """Each buffer on each direction the path covers, in bytes as the planner sizes
+    queues (BDP of the direction's path RTT; packets x MTU; `scale` applied)."""
     from orchestrator.plan.planner import Planner  # lazy: the planner imports the spec
 
     planner = Planner(resolved, "when-0")
     _rows, path_rtt = planner.flows()
-    out = []
+    out: list[list[int]] = [[] for _ in buffers]
     for link_id in _expanded_ids(spec, t):
         k = next(i for i, x in enumerate(resolved.links) if x.id == link_id)
         link = resolved.links[k]
@@ -209,11 +210,12 @@ def _buffer_bytes(spec: Spec, resolved: ResolvedSpec, t: Target, b: units.Buffer
         senders = {"a_to_b": link.a, "b_to_a": link.b}
         for side in ([t.direction] if t.direction else ["a_to_b", "b_to_a"]):
             d = planner.direction(k, senders[side], path_rtt.get((k, senders[side]), own))
-            if b.unit == "bdp":
-                out.append(max(MTU, math.ceil(b.value * d.bdp_bytes)))
-            else:
-                n = max(1, round(b.value * spec.scale))
-                out.append(n * MTU if b.unit == "packets" else n)
+            for b, sink in zip(buffers, out, strict=True):
+                if b.unit == "bdp":
+                    sink.append(max(MTU, math.ceil(b.value * d.bdp_bytes)))
+                else:
+                    n = max(1, round(b.value * spec.scale))
+                    sink.append(n * MTU if b.unit == "packets" else n)
     return out
 
 
@@ -247,8 +249,7 @@ def holds(spec: Spec, resolved: ResolvedSpec, c: ParsedCondition) -> tuple[bool,
         raise ValueError(f"{c.value} and {actual} ({'.'.join(map(str, t.parts))}) are in "
                          "different units and only a link's buffer can be converted; write "
                          f"the value in {actual.unit} like {actual}")
-    have = _buffer_bytes(spec, resolved, t, actual)
-    want = _buffer_bytes(spec, resolved, t, c.value)
+    have, want = _buffer_bytes(spec, resolved, t, (actual, c.value))
     ok = all(_CMP[c.op](float(h), float(w)) for h, w in zip(have, want, strict=True))
     shown = ", ".join(sorted({f"{h}B" for h in have}))
     return ok, f"{actual} = {shown} (vs {', '.join(sorted({f'{w}B' for w in want}))})"
