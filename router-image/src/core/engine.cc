@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -73,18 +74,62 @@ Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
 }
 
 void Engine::on_port_readable(size_t r, size_t p) {
-  Port& port = *ports_[r][p];
-  Router& router = *routers_[r];
-  const uint16_t index = static_cast<uint16_t>(p);
-  // One batch per wakeup keeps ports fair against each other and timers.
-  const xcp::Timestamp now = clock_.now();
-  const size_t n =
-      port.receive([&](PacketPtr pkt, bool for_us) { router.receive(index, std::move(pkt), now, for_us); });
-  if (n > 0) {
-    last_rx_ = now;
-  } else {
-    port.clear_error();  // a readable fd with nothing to read carries an error
+  // Reading one port alone would offer its frames ahead of earlier ones
+  // waiting on another port: every readable port is drained, in time order.
+  if (read_ports() == 0) ports_[r][p]->clear_error();  // readable, nothing to read: an error
+}
+
+void Engine::deliver_frame(size_t r, size_t p, PacketPtr pkt, bool for_us, xcp::Timestamp arrival) {
+  routers_[r]->receive(static_cast<uint16_t>(p), std::move(pkt), arrival, for_us);
+}
+
+size_t Engine::read_ports() {
+  const ClockSample s = ClockSample::now();
+  for (auto& r : routers_) r->note_wall_time(s.monotonic);
+  size_t n = 0;
+  // Ring ports: a merge by kernel arrival time, so a link fed by several
+  // ports sees its arrivals in order. Frames that arrived after the sample
+  // wait for the next round (the bound also keeps one round finite).
+  while (n < kMaxFramesPerRead) {
+    size_t best_r = 0, best_p = 0;
+    std::optional<xcp::Timestamp> best, second;
+    for (size_t r = 0; r < ports_.size(); ++r) {
+      for (size_t p = 0; p < ports_[r].size(); ++p) {
+        const std::optional<xcp::Timestamp> t = ports_[r][p]->next_arrival(s);
+        if (!t) continue;
+        if (!best || *t < *best) {
+          second = best;
+          best = t;
+          best_r = r;
+          best_p = p;
+        } else if (!second || *t < *second) {
+          second = t;
+        }
+      }
+    }
+    if (!best) break;
+    // Take the earliest port's frames up to the next port's first one.
+    Port& port = *ports_[best_r][best_p];
+    do {
+      port.receive_one(s, [&](PacketPtr pkt, bool for_us, xcp::Timestamp at) {
+        deliver_frame(best_r, best_p, std::move(pkt), for_us, at);
+      });
+      ++n;
+      const std::optional<xcp::Timestamp> next = port.next_arrival(s);
+      if (!next || (second && *next > *second)) break;
+    } while (n < kMaxFramesPerRead);
   }
+  // recvmmsg fallback ports (no kernel stamps): one batch each, stamped now.
+  for (size_t r = 0; r < ports_.size(); ++r) {
+    for (size_t p = 0; p < ports_[r].size(); ++p) {
+      if (ports_[r][p]->uses_rx_ring()) continue;
+      n += ports_[r][p]->receive(s, [&](PacketPtr pkt, bool for_us, xcp::Timestamp at) {
+        deliver_frame(r, p, std::move(pkt), for_us, at);
+      });
+    }
+  }
+  if (n > 0) last_rx_ = s.monotonic;
+  return n;
 }
 
 xcp::Timestamp Engine::next_deadline() const {
@@ -94,6 +139,10 @@ xcp::Timestamp Engine::next_deadline() const {
 }
 
 void Engine::service() {
+  // Frames that arrived before `now` are offered before any link event due
+  // by `now` runs: a control interval ending at t must count every arrival
+  // before t (Link::offer runs the events due before each arrival first).
+  read_ports();
   xcp::Timestamp now = clock_.now();
   // Deliveries between routers of this process can make other links due at
   // once; bounded so a pathological config cannot starve the sockets.
@@ -135,13 +184,7 @@ void Engine::set_ports_in_epoll(bool in) {
   }
 }
 
-bool Engine::poll_ports() {
-  const xcp::Timestamp before = last_rx_;
-  for (size_t r = 0; r < ports_.size(); ++r) {
-    for (size_t p = 0; p < ports_[r].size(); ++p) on_port_readable(r, p);
-  }
-  return last_rx_ != before;
-}
+bool Engine::poll_ports() { return read_ports() > 0; }
 
 void Engine::run() {
   stopped_ = false;
@@ -190,7 +233,7 @@ nlohmann::json Engine::fidelity_json() {
       }
     }
   }
-  uint64_t tx_errors = 0, rx_truncated = 0, rx_socket_drops = 0, socket_errors = 0;
+  uint64_t tx_errors = 0, rx_truncated = 0, rx_socket_drops = 0, socket_errors = 0, stamps_clamped = 0;
   size_t rx_rings = 0, ports = 0;
   for (auto& router_ports : ports_) {
     for (auto& p : router_ports) {
@@ -201,6 +244,7 @@ nlohmann::json Engine::fidelity_json() {
       rx_socket_drops += c.rx_socket_drops;
       socket_errors += c.socket_errors;
       rx_rings += p->uses_rx_ring() ? 1 : 0;
+      stamps_clamped += p->arrival_stamps_clamped();
       ++ports;
     }
   }
@@ -222,6 +266,7 @@ nlohmann::json Engine::fidelity_json() {
           {"rx_socket_drops", rx_socket_drops},
           {"socket_errors", socket_errors},
           {"rx_ring_ports", rx_rings},
+          {"arrival_stamps_clamped", stamps_clamped},
           {"ports", ports},
           {"packet_buffers", PacketPool::allocated_blocks()}};
 }

@@ -37,15 +37,23 @@ class Engine {
 
  private:
   void on_port_readable(size_t router, size_t port);
-  // Runs every link event due by now (repeatedly: a delivery may make
-  // another link's event due) and flushes transmit batches.
+  // Reads every port: ring frames in kernel arrival order across ports, up
+  // to those that arrived by the moment of the call. Returns the frames read.
+  size_t read_ports();
+  void deliver_frame(size_t router, size_t port, PacketPtr p, bool for_us, xcp::Timestamp arrival);
+  // Reads the ports (arrivals first), then runs every link event due by now
+  // (repeatedly: a delivery may make another link's event due) and flushes
+  // transmit batches.
   void service();
   xcp::Timestamp next_deadline() const;
   // Registers (or removes) every port socket in the event loop's epoll set.
   void set_ports_in_epoll(bool in);
-  // Reads every port once, outside epoll; true if anything arrived.
+  // read_ports() outside epoll; true if anything arrived.
   bool poll_ports();
   void arm_timer(xcp::Timestamp deadline);
+
+  // Two rings full; one read round never runs unbounded under overload.
+  static constexpr size_t kMaxFramesPerRead = 4096;
 
   const xcp::MonotonicClock& clock_;
   xcp::EventLoop loop_;

@@ -14,8 +14,14 @@ Link::Link(xcp::Rate capacity, Duration delay, std::unique_ptr<Qdisc> qdisc, Los
   qdisc_->set_capacity(capacity_);
 }
 
-void Link::offer(PacketPtr p, Timestamp now) {
+void Link::offer(PacketPtr p, Timestamp arrival) {
+  // An arrival stamped before an event this link already ran (another port's
+  // later frame, or another link's delivery, came first) is taken at that
+  // event: the qdisc and the XCP controller never see time run backwards,
+  // and the packet counts in the control interval that is still open.
+  const Timestamp now = std::max(arrival, last_event_);
   advance(now);  // a serialiser that finished before `now` must be free for this packet
+  last_event_ = now;
   ++counters_.in_packets;
   counters_.in_bytes += p->wire_bytes();
   if (!up_) {
@@ -55,7 +61,7 @@ void Link::release_head(Timestamp t) {
 }
 
 void Link::note_lateness(Timestamp due, Timestamp now) {
-  const Duration late = now - due;
+  const Duration late = std::max(now, wall_time_) - due;
   if (late > lateness_threshold_) ++counters_.late_events;
   if (late > counters_.max_lateness) counters_.max_lateness = late;
 }
@@ -70,6 +76,7 @@ void Link::advance(Timestamp now) {
     const Timestamp t = std::min({serial, head, qd});
     if (t > now) return;
     note_lateness(t, now);
+    last_event_ = t;
     if (t == head) {
       release_head(t);
     } else if (t == serial) {
@@ -100,6 +107,7 @@ void Link::set_delay(Duration d) { delay_ = d; }
 
 void Link::set_up(bool up, Timestamp now) {
   advance(now);
+  last_event_ = std::max(last_event_, now);
   up_ = up;
   if (up_) try_start(now);
 }

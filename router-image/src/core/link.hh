@@ -43,8 +43,10 @@ class Link {
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
-  // A packet arrives at the link's entrance at `now`.
-  void offer(PacketPtr p, xcp::Timestamp now);
+  // A packet arrives at the link's entrance at `arrival` (the kernel's
+  // receive time for frames from a port). An arrival earlier than the last
+  // event this link processed is taken at that event's time.
+  void offer(PacketPtr p, xcp::Timestamp arrival);
   // Processes all events due at or before `now`.
   void advance(xcp::Timestamp now);
   // Earliest pending event, Timestamp::max() when idle.
@@ -65,6 +67,9 @@ class Link {
   const Qdisc& qdisc() const { return *qdisc_; }
   const LinkCounters& counters() const { return counters_; }
   size_t in_flight() const { return (in_service_ ? 1 : 0) + delay_line_.size(); }
+  // The engine's clock, when later than the arrival times it offers: events
+  // run by offer() count their lateness against it, not against the arrival.
+  void note_wall_time(xcp::Timestamp now) { wall_time_ = now; }
   // Events later than this count as late (fidelity statistics).
   void set_lateness_threshold(xcp::Duration d) { lateness_threshold_ = d; }
 
@@ -96,6 +101,9 @@ class Link {
   xcp::Timestamp wire_free_ = xcp::Timestamp::zero();
   RingQueue<InFlight> delay_line_;
   xcp::Timestamp last_release_ = xcp::Timestamp::zero();
+  // Time of the latest event or arrival processed: the link's own clock.
+  xcp::Timestamp last_event_ = xcp::Timestamp::zero();
+  xcp::Timestamp wall_time_ = xcp::Timestamp::zero();
 
   LinkCounters counters_;
   xcp::Duration lateness_threshold_ = xcp::Duration::microseconds(100);

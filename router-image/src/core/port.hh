@@ -1,7 +1,8 @@
 // One AF_PACKET socket bound to one interface, with batched I/O: frames are
 // read from a memory-mapped PACKET_RX_RING (or, where the kernel refuses
 // one, recvmmsg() fills up to kBatch pooled Packets per system call);
-// sendmmsg() transmits up to kBatch frames per call. Frames the host itself sent
+// sendmmsg() transmits up to kBatch frames per call. Received frames carry
+// their arrival time (ArrivalClock). Frames the host itself sent
 // (PACKET_OUTGOING) are never seen. The socket is opened in the network
 // namespace current at construction (see NetnsGuard).
 #pragma once
@@ -12,8 +13,10 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "core/arrival_clock.hh"
 #include "core/packet_sink.hh"
 #include "core/rx_ring.hh"
 #include "util/net_address.hh"
@@ -41,12 +44,39 @@ class Port final : public PacketSink {
   const std::string& ifname() const { return ifname_; }
   const MacAddress& mac() const { return mac_; }
 
-  // Reads what is waiting (at most one batch) and calls
-  // handler(PacketPtr, bool for_us) per frame. Returns the number of frames.
+  // Arrival time of the next ring frame if it arrived by `s` (on the
+  // monotonic timeline, see ArrivalClock), nullopt otherwise or without a
+  // ring. The engine merges ports by this before reading.
+  std::optional<xcp::Timestamp> next_arrival(const ClockSample& s) const {
+    if (!ring_) return std::nullopt;
+    const std::optional<xcp::Timestamp> k = ring_->head_stamp();
+    if (!k || *k > s.realtime) return std::nullopt;
+    return arrival_.peek(*k, s);
+  }
+
+  // Reads one ring slot; handler(PacketPtr, bool for_us, Timestamp arrival)
+  // for a deliverable frame. False when nothing was ready (or no ring).
   template <typename Handler>
-  size_t receive(Handler&& handler) {
-    if (ring_) return ring_->receive(kBatch, handler);
+  bool receive_one(const ClockSample& s, Handler&& handler) {
+    if (!ring_) return false;
+    return ring_->receive_one([&](PacketPtr p, bool for_us, xcp::Timestamp kernel) {
+      handler(std::move(p), for_us, arrival_.stamp(kernel, s));
+    });
+  }
+
+  // Reads what is waiting (at most one batch) and calls
+  // handler(PacketPtr, bool for_us, Timestamp arrival) per frame. Returns
+  // the number of frames. Ring frames carry the kernel's receive time; the
+  // recvmmsg fallback stamps the whole batch with the sample time.
+  template <typename Handler>
+  size_t receive(const ClockSample& s, Handler&& handler) {
+    if (ring_) {
+      return ring_->receive(kBatch, [&](PacketPtr p, bool for_us, xcp::Timestamp kernel) {
+        handler(std::move(p), for_us, arrival_.stamp(kernel, s));
+      });
+    }
     const int n = receive_batch();
+    const xcp::Timestamp now = arrival_.stamp_now(s);
     for (int i = 0; i < n; ++i) {
       const size_t k = static_cast<size_t>(i);
       PacketPtr p = std::move(rx_[k]);
@@ -57,7 +87,7 @@ class Port final : public PacketSink {
         continue;
       }
       p->frame_len = msgs_[k].msg_len;
-      handler(std::move(p), addrs_[k].sll_pkttype == PACKET_HOST);
+      handler(std::move(p), addrs_[k].sll_pkttype == PACKET_HOST, now);
     }
     return n > 0 ? static_cast<size_t>(n) : 0;
   }
@@ -80,6 +110,8 @@ class Port final : public PacketSink {
     return c;
   }
   bool uses_rx_ring() const { return ring_ != nullptr; }
+  // Kernel stamps moved by the arrival clock's clamp (fidelity signal).
+  uint64_t arrival_stamps_clamped() const { return arrival_.clamped(); }
 
  private:
   int receive_batch();
@@ -89,6 +121,7 @@ class Port final : public PacketSink {
   MacAddress mac_;
   PortIoCounters io_;
   std::unique_ptr<RxRing> ring_;  // null: recvmmsg fallback
+  ArrivalClock arrival_;
 
   std::array<PacketPtr, kBatch> rx_;
   std::array<mmsghdr, kBatch> msgs_{};

@@ -68,6 +68,13 @@ void Router::set_lateness_threshold(xcp::Duration d) {
   }
 }
 
+void Router::note_wall_time(xcp::Timestamp now) {
+  for (auto& p : ports_) {
+    p->egress->note_wall_time(now);
+    if (p->ingress) p->ingress->note_wall_time(now);
+  }
+}
+
 void Router::receive(uint16_t port, PacketPtr p, xcp::Timestamp now, bool for_us) {
   Port& in = *ports_[port];
   ++in.counters.rx_packets;

@@ -47,9 +47,14 @@ class Router {
   // -1 when unknown.
   int find_port(const std::string& name) const;
 
-  // A frame received on port `port` at `now`; `for_us` is false for frames
+  // A frame received on port `port` at `now` (its arrival time, which may be
+  // earlier than the engine's clock); `for_us` is false for frames
   // the NIC saw addressed elsewhere (PACKET_OTHERHOST/BROADCAST/MULTICAST).
   void receive(uint16_t port, PacketPtr p, xcp::Timestamp now, bool for_us = true);
+
+  // The engine's clock when it offers frames stamped with (earlier) arrival
+  // times: the links' lateness statistics measure against it.
+  void note_wall_time(xcp::Timestamp now);
 
   // Runs every link's events due by `now`.
   void advance(xcp::Timestamp now);
