@@ -4,7 +4,9 @@
 // SACK block crosses the wire; every mode delivers every byte.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +35,7 @@ struct Outcome {
   uint64_t acks_with_sack = 0;  // receiver → sender segments carrying SACK blocks
   bool client_syn_permits_sack = false;
   bool server_synack_permits_sack = false;
+  double max_send_gap_s = 0;  // longest silence between two data packets of the sender
 };
 
 struct Scenario {
@@ -54,6 +57,7 @@ Outcome run(const Scenario& sc) {
   Outcome out;
   std::set<uint64_t> seen;
   int new_after = 0;
+  std::optional<xcp::Timestamp> last_data_at;
   net.a_to_b().filter = [&](std::vector<uint8_t>& b) {
     auto p = parse(b);
     if (!p) return true;
@@ -61,6 +65,10 @@ Outcome run(const Scenario& sc) {
       out.client_syn_permits_sack = p->seg.sack_permitted;
       if (sc.force_peer_sack) b[p->segment_offset + 23] |= seg_options::kSackPermitted;
       return true;
+    }
+    if (p->payload > 0) {
+      if (last_data_at) out.max_send_gap_s = std::max(out.max_send_gap_s, (net.now() - *last_data_at).seconds_f());
+      last_data_at = net.now();
     }
     if (p->payload == 0 || p->seg.seq < kDropFrom || !seen.insert(p->seg.seq).second) return true;
     const int k = new_after++;
@@ -97,7 +105,8 @@ Outcome run(const Scenario& sc) {
   std::cout << "client " << name(sc.client) << " server " << name(sc.server) << " cc " << to_string(sc.cc)
             << ": dropped " << out.dropped << " retransmits " << out.stats.retransmits << " fast_recoveries "
             << out.stats.fast_recoveries << " timeouts " << out.stats.timeouts << " tail_probes "
-            << out.stats.tail_probes << " acks_with_sack " << out.acks_with_sack << "\n";
+            << out.stats.tail_probes << " acks_with_sack " << out.acks_with_sack << " max_send_gap_s "
+            << out.max_send_gap_s << "\n";
   return out;
 }
 
@@ -124,6 +133,10 @@ TEST(LossRecovery, ThreeLossesInOneWindowCostRenoATimeoutButNotSack) {
     EXPECT_GE(reno.stats.timeouts, 1u);
     EXPECT_GE(reno.stats.fast_recoveries, 1u);
     EXPECT_GT(reno.stats.retransmits, 3u);
+    // ... and waits for it in silence, as ns-2's Reno agent (duplicate ACKs
+    // outside fast recovery open no window): the RTO is at least 200 ms.
+    EXPECT_GE(reno.max_send_gap_s, 0.15);
+    EXPECT_LT(sack.max_send_gap_s, 0.1);
     expect_intact(sack);
     expect_intact(reno);
   }

@@ -159,6 +159,7 @@ TEST(SackScoreboard, WithoutSackDupacksDrainPipeAndMarkHead) {
   EXPECT_TRUE(sb.is_lost(0));
   // 10000 − 3 dupacks·1000 − 1000 lost head
   EXPECT_EQ(sb.pipe(), 6000u);
+  EXPECT_EQ(sb.pipe_without_dupacks(), 9000u);  // only the lost head left the count
   ASSERT_TRUE(sb.next_segment_to_retransmit().has_value());
   sb.on_sent(0, kMss);
   EXPECT_EQ(sb.pipe(), 7000u);

@@ -123,6 +123,7 @@ class Connection final : private ReceiveSink {
   xcp::Timestamp probe_deadline() const;
   void send_probe(xcp::Timestamp now);
   uint64_t window_payload_bytes() const;
+  uint64_t window_pipe() const;  // what the window is compared with
 
   ConnectionConfig cfg_;
   FlowKey key_;

@@ -14,6 +14,17 @@ uint64_t Connection::window_payload_bytes() const {
   return cc_->cwnd_bytes();
 }
 
+uint64_t Connection::window_pipe() const {
+  // Reno (ns-2's RenoTcpAgent, exitFastRetrans_): duplicate ACKs inflate the
+  // window only during fast recovery. Outside it (a hole the `recover` check
+  // left to the RTO, or the go-back-N after an RTO) the sender waits instead
+  // of clocking out new data on dupacks.
+  if (mode() == LossRecovery::kReno && !(in_recovery_ && !recovery_after_rto_)) {
+    return board_.pipe_without_dupacks();
+  }
+  return board_.pipe();
+}
+
 void Connection::pump(xcp::Timestamp now) {
   if (state_ == ConnState::kEstablished) {
     if (handler_ && !fin_queued_ && send_buf_.free_space() > 0) handler_->on_send_space(*this);
@@ -26,7 +37,7 @@ void Connection::pump(xcp::Timestamp now) {
 }
 
 bool Connection::send_one(xcp::Timestamp now) {
-  if (board_.pipe() >= std::max<uint64_t>(window_payload_bytes(), 1)) return false;
+  if (window_pipe() >= std::max<uint64_t>(window_payload_bytes(), 1)) return false;
   if (in_recovery_) {
     if (auto r = board_.next_segment_to_retransmit()) {
       const uint64_t len = std::min<uint64_t>(r->length(), cfg_.mss_bytes);

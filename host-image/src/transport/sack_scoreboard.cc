@@ -267,6 +267,12 @@ std::optional<SeqRange> SackScoreboard::next_segment_to_retransmit() const {
   return std::nullopt;
 }
 
+uint64_t SackScoreboard::pipe_without_dupacks() const {
+  const uint64_t out = outstanding_bytes() + retx_bytes_;
+  const uint64_t gone = sacked_bytes_ + lost_bytes_;
+  return out > gone ? out - gone : 0;
+}
+
 uint64_t SackScoreboard::pipe() const {
   const uint64_t out = outstanding_bytes() + retx_bytes_;
   const uint64_t gone = sacked_bytes_ + lost_bytes_ + dupack_delivered_bytes_;

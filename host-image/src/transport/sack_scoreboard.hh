@@ -65,6 +65,9 @@ class SackScoreboard {
   std::optional<SeqRange> next_segment_to_retransmit() const;
   // RFC 6675 pipe: outstanding − SACKed − lost + retransmitted (bytes).
   uint64_t pipe() const;
+  // pipe() without the no-SACK duplicate-ACK estimate: what a Reno sender
+  // counts in flight outside fast recovery, where dupacks open no window.
+  uint64_t pipe_without_dupacks() const;
 
   uint64_t snd_una() const { return una_; }
   uint64_t snd_nxt() const { return nxt_; }
