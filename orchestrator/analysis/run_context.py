@@ -142,9 +142,10 @@ class RunContext:
         for src in reversed(self._sources()):  # plan last, so it wins
             for f in _dicts(src.get("flows")):
                 if f.get("id"):
+                    keys = ("proto", "src", "dst") if f.get("proto") == "udp" else (
+                        "proto", "src", "dst", "recovery")  # UDP repairs nothing
                     out.setdefault(str(f["id"]), {}).update(
-                        {k: str(f[k]) for k in ("proto", "src", "dst", "recovery")
-                         if f.get(k)})
+                        {k: str(f[k]) for k in keys if f.get(k)})
         return out
 
     def flow_path(self, flow_id: str) -> list[str]:

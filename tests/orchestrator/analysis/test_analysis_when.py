@@ -74,6 +74,8 @@ def test_point_below_the_condition_skips_with_the_reason(make_run) -> None:
     assert full["reason"] == "when links[R1-R2].buffer >= 0.1BDP: is 0.05BDP"
     assert "skipped: when links[R1-R2].buffer >= 0.1BDP: is 0.05BDP" in full["check"]
     assert always["status"] == "pass" and always["ok"] is True
+    # the resolved flows' recovery lands in the summary (built-in sack)
+    assert s["flows"]["f1"]["recovery"] == "sack" == s["flows"]["f2"]["recovery"]
     assert ratio["status"] == "skipped" and ratio["reason"] == \
         "when defaults.link.loss == 1%: is 0%"
     assert ratio["when"] == ["defaults.link.loss == 1%", "flows[f2].proto == tcp"]
