@@ -85,7 +85,14 @@ void Engine::deliver_frame(size_t r, size_t p, PacketPtr pkt, bool for_us, xcp::
 
 size_t Engine::read_ports() {
   const ClockSample s = ClockSample::now();
-  for (auto& r : routers_) r->note_wall_time(s.monotonic);
+  // Links measure their lateness against the engine's clock, not the older
+  // arrival times offered to them; noted once, when there is something to read.
+  bool noted = false;
+  auto note_wall_time = [&] {
+    if (noted) return;
+    noted = true;
+    for (auto& r : routers_) r->note_wall_time(s.monotonic);
+  };
   size_t n = 0;
   // Ring ports: a merge by kernel arrival time, so a link fed by several
   // ports sees its arrivals in order. Frames that arrived after the sample
@@ -108,6 +115,7 @@ size_t Engine::read_ports() {
       }
     }
     if (!best) break;
+    note_wall_time();
     // Take the earliest port's frames up to the next port's first one.
     Port& port = *ports_[best_r][best_p];
     do {
@@ -123,6 +131,7 @@ size_t Engine::read_ports() {
   for (size_t r = 0; r < ports_.size(); ++r) {
     for (size_t p = 0; p < ports_[r].size(); ++p) {
       if (ports_[r][p]->uses_rx_ring()) continue;
+      note_wall_time();
       n += ports_[r][p]->receive(s, [&](PacketPtr pkt, bool for_us, xcp::Timestamp at) {
         deliver_frame(r, p, std::move(pkt), for_us, at);
       });
