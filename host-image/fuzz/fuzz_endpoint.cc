@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary packets into an Endpoint with a listener.
 // Input: a sequence of records [len_hi, len_lo, src_last_octet, bytes...];
 // each record is one packet from 10.0.0.<src> arriving 1 ms after the
-// previous one. Asserts nothing beyond "no crash, no UB, bounded memory":
+// previous one; the input length modulo 3 picks the --loss-recovery mode.
+// Asserts nothing beyond "no crash, no UB, bounded memory":
 // every field of a received packet is attacker-controlled.
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xcphost::ConnectionConfig cfg;
   cfg.send_buffer_bytes = 64 * 1024;
   cfg.receive_window_bytes = 1 << 20;  // bounds what out-of-order data can hold
+  // Every loss-recovery mode, chosen without changing the input format.
+  constexpr xcphost::LossRecovery kModes[] = {xcphost::LossRecovery::kSack, xcphost::LossRecovery::kNewReno,
+                                              xcphost::LossRecovery::kReno};
+  cfg.loss_recovery = kModes[size % 3];
   ep.listen(5201, cfg, [&](xcphost::Connection&) { return &echo; });
   xcp::Timestamp now = xcp::Timestamp::zero() + xcp::Duration::seconds(1);
   size_t i = 0;
