@@ -1,7 +1,8 @@
 // --loss-recovery modes in simulated time: several losses in one window are
 // repaired without a timeout by SACK and by NewReno partial ACKs, but cost
 // Reno (ns-2's XcpAgent sender) a retransmission timeout; without SACK no
-// SACK block crosses the wire; every mode delivers every byte.
+// SACK block crosses the wire; every mode delivers every byte; XCP overdriving
+// a DropTail bottleneck collapses with Reno only (seed 000 Fig. 1(c)).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -257,6 +258,54 @@ TEST(LossRecovery, ModeNamesRoundTrip) {
   EXPECT_FALSE(parse_loss_recovery("SACK"));
   EXPECT_FALSE(parse_loss_recovery(""));
   EXPECT_FALSE(parse_loss_recovery("cubic"));
+}
+
+// Seed 000 Fig. 1(c) in miniature: an XCP sender asking for more than a
+// DropTail bottleneck carries (no XCP router to hold it back) overruns a
+// buffer far below its window, losing several packets per window. A SACK
+// sender repairs them by fast recovery; a Reno sender (ns-2's XcpAgent)
+// falls into timeouts and the link idles.
+TEST(LossRecovery, XcpOverADropTailBottleneckCollapsesOnlyWithReno) {
+  struct Result {
+    double utilisation;
+    ConnectionStats stats;
+  };
+  auto run_mode = [](LossRecovery mode) {
+    PathConfig fwd;
+    fwd.rate = xcp::Rate::megabits_per_second(30);
+    fwd.delay = xcp::Duration::milliseconds(20);  // RTT 40 ms: BDP 100 packets
+    fwd.queue_packets = 100;                      // a buffer of one BDP, far below the window XCP asks for
+    PathConfig rev = fwd;
+    rev.rate = xcp::Rate::megabits_per_second(1000);
+    SimNetwork net(fwd, rev, 3);
+    ConnectionConfig cfg;
+    cfg.cc = CcKind::kXcp;
+    cfg.desired_rate = xcp::Rate::megabits_per_second(40);
+    cfg.loss_recovery = mode;
+    PatternReceiver rx;
+    net.b().listen(5001, cfg, [&](Connection&) { return &rx; });
+    PatternSender tx(uint64_t{1} << 40);
+    Connection& c = net.a().connect(kKey, cfg, &tx, net.now());
+    net.run_until([&] { return tx.established; }, xcp::Duration::seconds(5));
+    const xcp::Timestamp t0 = net.now();
+    const uint64_t b0 = rx.received;
+    net.run_until([] { return false; }, xcp::Duration::seconds(10));
+    const double secs = (net.now() - t0).seconds_f();
+    const double util = static_cast<double>(rx.received - b0) * 8 / (30e6 * secs);
+    std::cout << name(mode) << ": goodput/capacity " << util << " timeouts " << c.stats().timeouts
+              << " fast_recoveries " << c.stats().fast_recoveries << " retransmits " << c.stats().retransmits
+              << " queue drops " << net.a_to_b().dropped_queue << "\n";
+    EXPECT_FALSE(rx.mismatch);
+    EXPECT_LE(util, 1.0);  // physics: payload cannot exceed the link
+    return Result{util, c.stats()};
+  };
+  const Result sack = run_mode(LossRecovery::kSack);
+  const Result reno = run_mode(LossRecovery::kReno);
+  EXPECT_GE(sack.utilisation, 0.8);
+  EXPECT_LE(sack.stats.timeouts, 1u);
+  EXPECT_GT(sack.stats.fast_recoveries, 20u);  // losses every few RTTs, all repaired
+  EXPECT_LE(reno.utilisation, 0.5 * sack.utilisation);
+  EXPECT_GE(reno.stats.timeouts, 10u);
 }
 
 }  // namespace
