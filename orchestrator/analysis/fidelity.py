@@ -59,15 +59,15 @@ def saturated(iv: pd.DataFrame, th: Thresholds) -> pd.Series:
     """Intervals in which the link surely had packets waiting throughout.
 
     Samples are snapshots: a burst of a few packets at 80 Mb/s drains in a
-    millisecond, so "queue > 0 at both ends" proves nothing. A backlog that needs
-    at least `saturated_backlog_s` to drain at both ends, or a queue that
-    overflowed during the interval and is still non-empty, does.
+    millisecond, so "queue > 0 at both ends" proves nothing, and neither does an
+    overflow: bursts overflow a buffer of a few packets that then drains and
+    leaves the link idle for most of the interval. Only a backlog that needs at
+    least `saturated_backlog_s` to drain, at both ends of the interval, does.
     """
     cap = iv["capacity_bps"]
     need = cap * th.saturated_backlog_s / 8
     full = (iv["qbytes_start"] >= need) & (iv["qbytes_end"] >= need)
-    overflow = (iv["drops_queue"] > 0) & (iv["queue_end"] > 0)
-    return (cap > 0) & (full | overflow)
+    return (cap > 0) & full
 
 
 def check_link_rates(ld: LinkData, th: Thresholds) -> list[str]:

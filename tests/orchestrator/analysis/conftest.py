@@ -40,6 +40,7 @@ class Synth:
     expect: list[dict] = field(default_factory=list)
     with_link_csv: bool = True
     queue_bytes: int = 30000         # backlog from t = 2 s (20 packets)
+    queue_drops_per_s: int = 0       # queue overflows from t = 2 s (drops_queue grows)
 
 
 def _times(s: Synth) -> list[float]:
@@ -124,7 +125,8 @@ def write_run(root: Path, s: Synth) -> Path:
                        "capacity_bps": CAP, "tx_bytes": int(sent), "tx_packets": int(sent / 1500),
                        "queue_pkts": s.queue_bytes // 1500 if t >= 2.0 else 0,
                        "queue_bytes": s.queue_bytes if t >= 2 else 0,
-                       "drops_queue": 0, "drops_loss": s.drops_loss if t >= 5 else 0,
+                       "drops_queue": int(s.queue_drops_per_s * max(0.0, t - 2.0)),
+                       "drops_loss": s.drops_loss if t >= 5 else 0,
                        "drops_ttl": s.drops_ttl, "drops_noroute": 0, "drops_malformed": 0,
                        "drops_link_down": 0}
                 if s.xcp:
