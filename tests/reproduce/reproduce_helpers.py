@@ -78,7 +78,9 @@ def expectation(summary: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def failed_checks(summary: dict[str, Any]) -> list[str]:
-    return [str(e.get("check")) for e in summary.get("expectations", []) if not e.get("ok")]
+    """Checks that were evaluated and failed (a check skipped by its `when:` is neither)."""
+    return [str(e.get("check")) for e in summary.get("expectations", [])
+            if e.get("ok") is False]
 
 
 def fidelity_problems(summary: dict[str, Any]) -> list[str]:

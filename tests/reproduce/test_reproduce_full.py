@@ -52,40 +52,46 @@ def test_fig2c_moves_at_most_half_of_fig2b(tmp_path: Path) -> None:
     assert ratio <= 0.5, f"(c)/(b) = {ratio:.3f} (paper 52.426 / 223.808 = 0.234)"
 
 
-def _mean(rows: list[dict[str, str]], key: str, col: str) -> float:
-    vals = [float(r[col]) for r in rows if r["param.defaults.link.loss"] == key and r[col]]
+def _mean(rows: list[dict[str, str]], param: str, key: str, col: str) -> float:
+    vals = [float(r[col]) for r in rows if r[f"param.{param}"] == key and r[col]]
     return statistics.mean(vals) if vals else float("nan")
 
 
+def _failed_points(rows: list[dict[str, str]]) -> list[str]:
+    return [f"{r['run_id']}: {r['expectations_failed']} failed" for r in rows
+            if int(r["expectations_failed"] or 0) > 0]
+
+
 def test_wireless_loss_sweep(tmp_path: Path) -> None:
-    """Seed 002: XCP >= TCP at every loss rate (1 and 3 hops), both collapse at 10 %."""
+    """Seed 002: every point's checks (XCP >= TCP from 1 %, ~2x at 1 %, collapse at
+    10 %, ...) and, on the means of 3 repetitions, XCP above TCP wherever the spec
+    says so."""
     need_tools()
+    loss = "defaults.link.loss"
     rows = run_sweep("wireless/loss-sweep.yaml", tmp_path,
-                     [f"defaults.link.loss={','.join(LOSS_RATES)}"], repeat=3, timeout_s=7000)
+                     [f"{loss}={','.join(LOSS_RATES)}"], repeat=3, timeout_s=7000)
     assert all(r["status"] == "completed" for r in rows), [r["error"] for r in rows]
-    for xcp, tcp in (("x1", "t1"), ("x3", "t3")):
-        for rate in LOSS_RATES:
-            x = _mean(rows, rate, f"flow.{xcp}.throughput_mbps")
-            t = _mean(rows, rate, f"flow.{tcp}.throughput_mbps")
+    assert not _failed_points(rows), _failed_points(rows)
+    for xcp, tcp, rates in (("x1", "t1", LOSS_RATES[2:]), ("x3", "t3", LOSS_RATES[1:])):
+        for rate in rates:
+            x = _mean(rows, loss, rate, f"flow.{xcp}.throughput_mbps")
+            t = _mean(rows, loss, rate, f"flow.{tcp}.throughput_mbps")
             assert x >= t, f"{xcp} {x:.2f} Mb/s < {tcp} {t:.2f} Mb/s at {rate} loss"
-        # "both collapse at 10 %": below half of what each moved at 0.01 %
-        for f in (xcp, tcp):
-            lo = _mean(rows, "0.01%", f"flow.{f}.throughput_mbps")
-            hi = _mean(rows, "10%", f"flow.{f}.throughput_mbps")
-            assert hi < 0.5 * lo, f"{f}: {hi:.2f} Mb/s at 10 % vs {lo:.2f} at 0.01 %"
 
 
-@pytest.mark.parametrize("proto,queue", [("xcp", "xcp"), ("hstcp", "droptail"),
-                                         ("newreno", "droptail")])
-def test_buffer_sweep_utilisation(proto: str, queue: str, tmp_path: Path) -> None:
-    """Seed 003 Fig. 5: > 90 % utilisation from 10 % BDP up, for every protocol."""
+def test_buffer_sweeps(tmp_path: Path) -> None:
+    """Seed 003 Fig. 5: > 90 % utilisation from 10 % BDP up for every protocol (each
+    point's own check); XCP the least sensitive: at the smallest buffers (1 % and
+    5 % BDP) its utilisation is at least the TCPs'."""
     need_tools()
-    rows = run_sweep("hstcp/buffer-sweep.yaml", tmp_path, [
-        f"defaults.flow.proto={proto}", f"defaults.router.queue={queue}",
-        f"links[bottleneck].buffer={','.join(BUFFERS)}"], repeat=1, timeout_s=3000)
-    assert all(r["status"] == "completed" for r in rows), [r["error"] for r in rows]
-    for r in rows:
-        buf = r["param.links[bottleneck].buffer"]
-        if float(buf.removesuffix("BDP")) >= 0.1:
-            # expect.0 is the spec's check value: utilisation in [5 s, end]
-            assert float(r["expect.0"]) >= 0.9, f"{proto} at {buf}: utilisation {r['expect.0']}"
+    buf = "links[bottleneck].buffer"
+    small: dict[str, float] = {}
+    for proto, queue in (("xcp", "xcp"), ("hstcp", "droptail"), ("newreno", "droptail")):
+        rows = run_sweep("hstcp/buffer-sweep.yaml", tmp_path / proto, [
+            f"defaults.flow.proto={proto}", f"defaults.router.queue={queue}",
+            f"{buf}={','.join(BUFFERS)}"], repeat=1, timeout_s=3000)
+        assert all(r["status"] == "completed" for r in rows), [r["error"] for r in rows]
+        assert not _failed_points(rows), _failed_points(rows)
+        small[proto] = statistics.mean(
+            _mean(rows, buf, b, "link.r1->r2.utilization") for b in BUFFERS[:2])
+    assert small["xcp"] >= max(small["hstcp"], small["newreno"]), small
