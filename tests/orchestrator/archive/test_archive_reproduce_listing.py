@@ -106,3 +106,12 @@ def test_runs_listing(tmp_path, capsys):
     assert "quick-20260101T000003-eeee" in text and "incomplete" in text
     assert main(["runs", "--out", str(out), "--status", "failed"]) == 0
     assert "eeee" not in capsys.readouterr().out
+
+
+def test_listing_counts_only_evaluated_checks():
+    # A sweep point whose check was skipped by its `when:` neither passed nor failed it.
+    from orchestrator.archive.listing import _passed_of_evaluated
+    exps = [{"ok": True}, {"ok": False}, {"ok": None, "status": "skipped"}]
+    assert _passed_of_evaluated(exps) == "1/2"
+    assert _passed_of_evaluated([{"ok": None, "status": "skipped"}]) == "0/0"
+    assert _passed_of_evaluated([]) == ""
