@@ -141,3 +141,38 @@ def plot_run(ld: LinkData, flow_df: pd.DataFrame, plots_dir: Path) -> list[Path]
     written = [plot_flows(flow_df, plots_dir), plot_links(ld, plots_dir),
                plot_xcp(ld, plots_dir)]
     return [p for p in written if p is not None]
+
+
+# --- sweep figures (the report's "as the paper draws it" plots) ---
+
+SweepSeries = list[tuple[float, float, float]]  # (x, mean, sd over repetitions)
+
+
+def plot_sweep_lines(series: dict[str, SweepSeries], path: Path, *, title: str, xlabel: str,
+                     ylabel: str, logx: bool = False,
+                     hlines: list[tuple[float, str]] | None = None) -> Path | None:
+    """One line per label with error bars (sd), e.g. throughput vs loss, utilisation vs buffer."""
+    if not any(series.values()):
+        return None
+    fig = Figure(figsize=(8, 5))
+    ax = fig.subplots()
+    for label, pts in series.items():
+        pts = sorted(pts)
+        if not pts:
+            continue
+        xs, ys, sds = zip(*pts, strict=True)
+        ax.errorbar(xs, ys, yerr=sds if any(sds) else None, label=label, marker="o",
+                    linewidth=1, capsize=3)
+    for y, text in hlines or []:
+        ax.axhline(y, color="grey", linestyle="--", linewidth=1, label=text)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize="small")  # few lines; "best" keeps it off the data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, format="png")
+    return path

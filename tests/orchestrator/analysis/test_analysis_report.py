@@ -32,6 +32,12 @@ def test_report_of_a_run_and_a_sweep(make_run, tmp_path, capsys):
     html = (out / f"{run.name}.html").read_text()
     assert "<td class='FAIL'>FAIL</td>" in html
     smd = (out / f"{sweep.name}.md").read_text()
-    assert "2/2 runs completed" in smd and "| 1 | 0 | 1 | completed |" in smd
+    assert "2/2 runs completed" in smd and "| 1 | 1 | 0 / 1 / 0 |" in smd
+    assert f"({sweep.name}-sweep.csv)" in smd and (out / f"{sweep.name}-sweep.csv").is_file()
+    assert "{" not in (out / "index.md").read_text()
+    for name in ("index.md", "index.html"):
+        text = (out / name).read_text()
+        # the summary's f-string was once written literally: "fidelity {'ok' if ..."
+        assert "fidelity {" not in text and "fidelity ok" in text
     index = (out / "index.html").read_text()
     assert f"{run.name}.html" in index and f"{sweep.name}.html" in index
