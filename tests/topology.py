@@ -193,6 +193,16 @@ def wait_until(pred: Callable[[], bool], timeout: float = 5.0, step: float = 0.0
     return bool(pred())
 
 
+def start_iperf3_server(topo: Topology, node: str = "h2") -> subprocess.Popen[str]:
+    """A one-shot `iperf3 -s` on `node`, returned once it listens."""
+    server = topo.popen(node, "iperf3", "-s", "-1", "-B", topo.addr(node))
+    listening = wait_until(
+        lambda: ":5201" in topo.exec(node, "ss", "-ltnH", check=False).stdout, timeout=5
+    )
+    assert listening, f"iperf3 server on {node} did not start"
+    return server
+
+
 @pytest.fixture
 def topology(tmp_path: Path) -> Iterator[Callable[..., Topology]]:
     """Factory: `topology(spec_yaml, router_mode="kernel")` -> a deployed Topology.

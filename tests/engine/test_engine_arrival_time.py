@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from topology import Topology, wait_until
+from topology import Topology, start_iperf3_server
 
 pytestmark = pytest.mark.root
 
@@ -112,10 +112,7 @@ def test_stalled_engine_keeps_the_streams_spacing(topology: Deploy, tmp_path: Pa
     )
     assert dump.stderr is not None
     assert "listening" in dump.stderr.readline(), "tcpdump did not start"
-    server = topo.popen("h2", "iperf3", "-s", "-1", "-B", topo.addr("h2"))
-    assert wait_until(
-        lambda: ":5201" in topo.exec("h2", "ss", "-ltnH", check=False).stdout, timeout=5
-    ), "iperf3 server did not start"
+    server = start_iperf3_server(topo)
     client = topo.popen(
         "h1",
         "iperf3",

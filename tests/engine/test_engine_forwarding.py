@@ -13,12 +13,11 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import subprocess
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from topology import Exec, Topology, wait_until
+from topology import Exec, Topology, start_iperf3_server
 
 pytestmark = pytest.mark.root
 
@@ -73,17 +72,8 @@ def _min_rtt_ms(ping_stdout: str) -> float:
     return float(m.group(1))
 
 
-def _iperf3_server(topo: Topology) -> subprocess.Popen[str]:
-    server = topo.popen("h2", "iperf3", "-s", "-1", "-B", topo.addr("h2"))
-    listening = wait_until(
-        lambda: ":5201" in topo.exec("h2", "ss", "-ltnH", check=False).stdout, timeout=5
-    )
-    assert listening, "iperf3 server did not start"
-    return server
-
-
 def _iperf3(topo: Topology, *client_args: str, seconds: int) -> dict[str, Any]:
-    server = _iperf3_server(topo)
+    server = start_iperf3_server(topo)
     try:
         client = topo.exec(
             "h1",
@@ -189,7 +179,7 @@ def test_one_percent_loss_is_measured_as_one_percent(topology: Deploy) -> None:
             seed=7,
         )
     )
-    server = _iperf3_server(topo)
+    server = start_iperf3_server(topo)
     try:
         topo.exec(
             "h1",
