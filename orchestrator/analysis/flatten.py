@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.analysis import verdicts
+
 FLOW_FIELDS = ("bytes", "throughput_mbps", "retransmits", "timeouts", "srtt_mean_ms",
                "cwnd_mean_bytes")
 LINK_FIELDS = ("utilization", "mean_queue_pkts", "max_queue_pkts", "drops_queue", "drops_loss")
@@ -21,10 +23,11 @@ def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
     fid = summary.get("fidelity") or {}
     row["fidelity_ok"] = fid.get("ok")
     exps = summary.get("expectations") or []
-    row["expectations_passed"] = sum(1 for e in exps if e.get("ok") is True)
-    row["expectations_failed"] = sum(1 for e in exps if e.get("ok") is False)
-    row["expectations_skipped"] = sum(1 for e in exps if e.get("status") == "skipped")
-    row["expectations_total"] = row["expectations_passed"] + row["expectations_failed"]
+    counts = verdicts.count(exps)
+    row["expectations_passed"] = counts.passed
+    row["expectations_failed"] = counts.failed
+    row["expectations_skipped"] = counts.skipped
+    row["expectations_total"] = counts.evaluated
     for flow_id, f in (summary.get("flows") or {}).items():
         for k in FLOW_FIELDS:
             row[f"flow.{flow_id}.{k}"] = f.get(k)

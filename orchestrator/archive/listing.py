@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.analysis import verdicts
 from orchestrator.archive.seal import ARCHIVE_SUFFIX
 
 _STAMP = re.compile(r"-(\d{8}T\d{6})-[0-9a-f]{4}$")
@@ -118,9 +119,8 @@ def list_runs(out_dir: Path) -> list[RunInfo]:
 
 
 def _passed_of_evaluated(exps: list[dict[str, Any]]) -> str:
-    """"3/4": checks that passed of those evaluated; a check skipped by its `when:`
-    (ok is null) is neither, so a sweep point is not shown as failing it."""
-    evaluated = [e for e in exps if isinstance(e.get("ok"), bool)]
+    """"3/4": checks that passed of those evaluated (a `when:`-skipped one is neither)."""
     if not exps:
         return ""
-    return f"{sum(1 for e in evaluated if e['ok'])}/{len(evaluated)}"
+    c = verdicts.count(exps)
+    return f"{c.passed}/{c.evaluated}"

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from orchestrator.analysis import verdicts
 from orchestrator.backends import names as backend_names
 from orchestrator.errors import XcplabError
 from orchestrator.runner import Progress as RunProgress
@@ -84,8 +85,8 @@ def result_tables(res: RunResult) -> list[Table]:
         for col in ("check", "value", "verdict"):
             exp.add_column(col, justify="right" if col == "value" else "left")
         for c in checks:
-            verdict = {"pass": "PASS", "skipped": "SKIP"}.get(str(c.get("status")), "FAIL")
-            exp.add_row(str(c.get("check")), _fmt(c.get("value"), ".3g"), verdict)
+            exp.add_row(str(c.get("check")), _fmt(c.get("value"), ".3g"),
+                        verdicts.verdict(c).upper().replace("SKIPPED", "SKIP"))
         tables.append(exp)
     return tables
 

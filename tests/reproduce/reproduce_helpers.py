@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from orchestrator import paths
+from orchestrator.analysis import verdicts
 from orchestrator.errors import XcplabError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,7 +81,7 @@ def expectation(summary: dict[str, Any], name: str) -> dict[str, Any]:
 def failed_checks(summary: dict[str, Any]) -> list[str]:
     """Checks that were evaluated and failed (a check skipped by its `when:` is neither)."""
     return [str(e.get("check")) for e in summary.get("expectations", [])
-            if e.get("ok") is False]
+            if verdicts.verdict(e) == "fail"]
 
 
 def fidelity_problems(summary: dict[str, Any]) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator.analysis import verdicts
 from orchestrator.analysis.plots import plot_sweep_lines
 from orchestrator.analysis.report.page import Page
 from orchestrator.analysis.report.sweep import CHECK_HEADER, check_rows, numeric_axis
@@ -49,9 +50,8 @@ def line_labels(group: list[Sweep]) -> list[str]:
 def _verdicts(sw: Sweep, rows: list[dict[str, str]]) -> str:
     es = [e for r in rows for e in (sw.summaries.get(r.get("run_id", "")) or {}).get(
         "expectations") or []]
-    fail = sum(1 for e in es if e.get("status") == "fail" or (
-        e.get("ok") is False and e.get("status") != "skipped"))
-    ok = sum(1 for e in es if e.get("ok") is True)
+    counts = verdicts.count(es)
+    fail, ok = counts.failed, counts.passed
     if fail:
         return f"FAIL {fail}/{fail + ok}"
     if ok:

@@ -7,14 +7,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from orchestrator.analysis import verdicts
 from orchestrator.analysis.report.page import Page, num
 from orchestrator.errors import XcplabError
 
 
 def verdict(e: dict[str, Any]) -> str:
-    if e.get("status") == "skipped":
-        return "SKIP"
-    return "PASS" if e.get("ok") else "FAIL"
+    return {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP"}[verdicts.verdict(e)]
 
 
 def measured(e: dict[str, Any]) -> str:
@@ -40,13 +39,12 @@ def run_page(run_dir: Path, out: Path) -> Page:
     s = json.loads(s_path.read_text())
     slug = run_dir.name
     exps = s.get("expectations") or []
-    passed = sum(1 for e in exps if e.get("ok") is True)
-    skipped = sum(1 for e in exps if e.get("status") == "skipped")
+    counts = verdicts.count(exps)
     fid = s.get("fidelity") or {}
     page = Page(slug, f"{s.get('experiment', slug)} — {slug}", "run",
                 f"status {s.get('status')}, {num(s.get('duration_s'))} s, expectations "
-                f"{passed}/{len(exps) - skipped} passed"
-                + (f" ({skipped} skipped)" if skipped else "")
+                f"{counts.passed}/{counts.evaluated} passed"
+                + (f" ({counts.skipped} skipped)" if counts.skipped else "")
                 + f", fidelity {'ok' if fid.get('ok') else 'PROBLEMS'}")
     page.sections.append(("Expectations (paper vs measured)",
                           ["verdict", "check", "bound", "paper", "measured", "detail"],

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from orchestrator.analysis import verdicts
 from orchestrator.analysis.plots import SweepSeries, plot_sweep_lines
 from orchestrator.analysis.report.page import Page, num
 from orchestrator.analysis.report.run import measured, verdict
@@ -68,7 +69,7 @@ def failed_rows(sw: Sweep) -> list[list[str]]:
     out = []
     for key, rows in sw.points():
         for r, e in _expectations(sw, rows):
-            if e.get("status") == "fail" or (e.get("ok") is False and e.get("status") != "skipped"):
+            if verdicts.verdict(e) == "fail":
                 out.append([point_label(sw, key), r.get("repetition", ""), r.get("run_id", ""),
                             str(e.get("name") or e.get("metric")), str(e.get("paper") or "–"),
                             f"{e.get('op') or ''} {num(e.get('bound'))}".strip(), measured(e)])

@@ -125,3 +125,12 @@ def test_run_printout_and_report_say_skip(make_run, tmp_path: Path) -> None:
     rows = page.sections[0][2]
     assert [r[0] for r in rows] == ["SKIP", "PASS", "SKIP"]
     assert "1/1 passed (2 skipped)" in page.summary_line
+
+
+def test_verdicts_count_a_skipped_check_as_neither_pass_nor_fail():
+    from orchestrator.analysis import verdicts
+    exps = [{"ok": True, "status": "pass"}, {"ok": False, "status": "fail"},
+            {"ok": None, "status": "skipped"}, {"ok": True}]  # the last: an older summary
+    assert [verdicts.verdict(e) for e in exps] == ["pass", "fail", "skipped", "pass"]
+    c = verdicts.count(exps)
+    assert (c.passed, c.failed, c.skipped, c.evaluated) == (2, 1, 1, 3)
