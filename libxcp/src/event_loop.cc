@@ -73,7 +73,7 @@ void EventLoop::fire_due_timers() {
     timer_deadlines_.erase(node.key().second);
     const Duration late = now - node.key().first;
     if (late > lateness_threshold_) ++late_timers_;
-    if (late > max_lateness_) max_lateness_ = late;
+    lateness_.record(late);
     node.mapped()();
   }
   arm_timerfd();

@@ -10,6 +10,7 @@
 
 #include "xcp/clock.hh"
 #include "xcp/fd.hh"
+#include "xcp/lateness_histogram.hh"
 
 namespace xcp {
 
@@ -42,7 +43,9 @@ class EventLoop {
   // counted in late_timers(): an emulation-fidelity signal.
   void set_lateness_threshold(Duration d) { lateness_threshold_ = d; }
   uint64_t late_timers() const { return late_timers_; }
-  Duration max_lateness() const { return max_lateness_; }
+  Duration max_lateness() const { return lateness_.max(); }
+  // Every fired timer's lateness, whatever the threshold.
+  const LatenessHistogram& lateness() const { return lateness_; }
 
  private:
   void arm_timerfd();
@@ -60,7 +63,7 @@ class EventLoop {
   bool stopped_ = false;
   Duration lateness_threshold_ = Duration::microseconds(500);
   uint64_t late_timers_ = 0;
-  Duration max_lateness_ = Duration::zero();
+  LatenessHistogram lateness_;
 };
 
 }  // namespace xcp

@@ -21,6 +21,15 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// Bucket counts with their upper bounds: the orchestrator subtracts samples
+// to get the distribution per interval and sums them over the run.
+nlohmann::json histogram_json(const xcp::LatenessHistogram& h) {
+  return {{"bounds_us", xcp::LatenessHistogram::kBoundsUs},
+          {"counts", h.counts()},
+          {"total", h.total()},
+          {"max_us", h.max().us()}};
+}
+
 }  // namespace
 
 Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
@@ -233,12 +242,14 @@ void Engine::run() {
 nlohmann::json Engine::fidelity_json() {
   uint64_t late_events = 0;
   xcp::Duration max_event_late = xcp::Duration::zero();
+  xcp::LatenessHistogram events;
   for (const auto& r : routers_) {
     for (size_t p = 0; p < r->port_count(); ++p) {
       for (const Link* l : {&std::as_const(*r).egress(p), std::as_const(*r).ingress(p)}) {
         if (!l) continue;
         late_events += l->counters().late_events;
         max_event_late = std::max(max_event_late, l->counters().max_lateness);
+        events.merge(l->counters().lateness);
       }
     }
   }
@@ -263,6 +274,8 @@ nlohmann::json Engine::fidelity_json() {
           {"max_lateness_us", loop_.max_lateness().us()},
           {"late_events", late_events},
           {"max_event_lateness_us", max_event_late.us()},
+          {"timer_lateness", histogram_json(loop_.lateness())},
+          {"event_lateness", histogram_json(events)},
           {"busy_poll", busy_poll_},
           {"spin_us", spin_.us()},
           {"spin_turns", spin_turns_},

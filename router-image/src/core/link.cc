@@ -64,6 +64,7 @@ void Link::note_lateness(Timestamp due, Timestamp now) {
   const Duration late = std::max(now, wall_time_) - due;
   if (late > lateness_threshold_) ++counters_.late_events;
   if (late > counters_.max_lateness) counters_.max_lateness = late;
+  counters_.lateness.record(late);
 }
 
 void Link::advance(Timestamp now) {

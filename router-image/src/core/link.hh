@@ -22,6 +22,7 @@
 #include "core/packet_sink.hh"
 #include "qdisc/qdisc.hh"
 #include "util/ring_queue.hh"
+#include "xcp/lateness_histogram.hh"
 #include "xcp/units.hh"
 
 namespace xcprouter {
@@ -34,6 +35,7 @@ struct LinkCounters {
   // Events processed after their scheduled instant (emulation fidelity).
   uint64_t late_events = 0;
   xcp::Duration max_lateness = xcp::Duration::zero();
+  xcp::LatenessHistogram lateness;  // every event, late or not
 };
 
 class Link {
