@@ -11,6 +11,7 @@ from pyroute2 import IPRoute
 from agents import nsops
 from agents.engines import EngineGroup
 from agents.flow_sampler import StreamSample, TcpDiag, XcpperfReader
+from agents.lateness import lateness_columns
 from agents.link_sampler import PortDir, RateTracker, engine_rows, kernel_rows
 from agents.procs import Running
 from orchestrator.plan.model import Flow, Plan
@@ -40,7 +41,8 @@ class Sampler:
             out["engine"].append({"t_s": round(t_s, 6), "node": g.name,
                                   "late_timers": fid.get("late_timers", ""),
                                   "max_lateness_us": fid.get("max_lateness_us", ""),
-                                  "cpu_s": fid.get("cpu_seconds", "")})
+                                  "cpu_s": fid.get("cpu_seconds", ""),
+                                  **lateness_columns(fid)})
         if self.kernel_ns:
             out["link"] += kernel_rows(self._kernel_stats(), self.dirs, t_s, self.rates)
         for fid, run in self.clients.items():

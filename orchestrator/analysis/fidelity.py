@@ -10,11 +10,12 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis.engine_timing import TimingThresholds
 from orchestrator.analysis.links import LinkData
 
 
@@ -31,16 +32,8 @@ class Thresholds:
     saturated_backlog_s: float = 0.005
     # Fewer saturated intervals than this say nothing about the achieved rate.
     min_saturated_intervals: int = 5
-    # The runner plays the timeline with millisecond accuracy; an engine timer
-    # late by more than 1 ms shifts a 10 ms link delay by 10 %. A rare late timer on
-    # a shared machine is absorbed (the serialiser catches up), so lateness is a
-    # problem when the worst exceeds 1 ms and late timers occur in more than 5 % of
-    # the intervals, or when the worst exceeds 5 ms (at 30 Mb/s a 12-packet burst).
-    max_timer_lateness_us: float = 1000.0
-    late_sample_fraction: float = 0.05
-    hard_timer_lateness_us: float = 5000.0
-    # An engine using 90 % of a core has no headroom left for bursts.
-    max_cpu_fraction: float = 0.9
+    # Engine event lateness and CPU headroom (engine_timing.py says why).
+    timing: TimingThresholds = field(default_factory=TimingThresholds)
     # The runner plays the timeline with millisecond accuracy; an event 10 ms late
     # (a quarter of a typical RTT) moves what the experiment measures.
     max_event_lateness_ms: float = 10.0
@@ -110,36 +103,6 @@ def _over_capacity(ld: LinkData, th: Thresholds) -> list[str]:
             f"than {1 + th.over_capacity_tolerance:.2f}× capacity in {int(over[name])} of "
             f"{n[name]} intervals (peak {peak[name]:.2f}×): the link is not emulated at its "
             "configured rate")
-    return problems
-
-
-def check_engines(engine_df: pd.DataFrame, th: Thresholds) -> list[str]:
-    """Timer lateness and CPU headroom of every engine process."""
-    problems = []
-    for node, df in engine_df.groupby("node", sort=True):
-        df = df.sort_values("t_s")
-        # max_lateness_us is the engine's high-water mark (a running max);
-        # late_timers counts timers late beyond the engine's threshold (0.1 ms).
-        worst = float(df["max_lateness_us"].max()) if df["max_lateness_us"].notna().any() else 0.0
-        timers = df["late_timers"].dropna().to_numpy(dtype=float)
-        grew = int((np.diff(timers) > 0).sum()) if len(timers) > 1 else 0
-        frequent = len(timers) > 1 and grew > th.late_sample_fraction * (len(timers) - 1)
-        if worst > th.hard_timer_lateness_us or (frequent and worst > th.max_timer_lateness_us):
-            count = (f"; {int(timers[-1])} late timers, some in {grew} of {len(timers) - 1} "
-                     "intervals") if len(timers) else ""
-            problems.append(f"engine {node}: timers late by up to {worst / 1000:.2f} ms{count}")
-        cpu = df[["t_s", "cpu_s"]].dropna()
-        if len(cpu) >= 2:
-            dt = np.diff(cpu["t_s"].to_numpy(dtype=float))
-            dc = np.diff(cpu["cpu_s"].to_numpy(dtype=float))
-            ok = dt > 0
-            frac = dc[ok] / dt[ok]
-            total = float(dc[ok].sum() / dt[ok].sum()) if ok.any() else 0.0
-            busy = int((frac >= th.max_cpu_fraction).sum())
-            if total >= th.max_cpu_fraction or busy > max(1, len(frac) // 10):
-                problems.append(
-                    f"engine {node}: no CPU headroom: {total:.0%} of a core on average, "
-                    f"≥ {th.max_cpu_fraction:.0%} in {busy} of {len(frac)} intervals")
     return problems
 
 

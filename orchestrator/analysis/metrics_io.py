@@ -28,7 +28,9 @@ FLOW_COLUMNS = [
     "srtt_us", "retransmits", "timeouts", "feedback_bytes",
 ]
 EVENT_COLUMNS = ["t_s", "kind", "target", "detail"]
-ENGINE_COLUMNS = ["t_s", "node", "late_timers", "max_lateness_us", "cpu_s"]
+ENGINE_COLUMNS = ["t_s", "node", "late_timers", "max_lateness_us", "cpu_s", "timers",
+                  "timers_late_1ms", "events", "events_late_1ms", "events_late_5ms",
+                  "max_event_lateness_us"]
 
 _TEXT_COLUMNS = {"node", "port", "link", "flow", "stream", "proto", "src", "dst", "kind",
                  "target", "detail"}

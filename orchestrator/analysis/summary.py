@@ -12,12 +12,12 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.analysis.engine_timing import check_engines, engine_stats
 from orchestrator.analysis.expectations import Evaluator, evaluate
 from orchestrator.analysis.fidelity import (
     Thresholds,
     check_counters,
     check_drops,
-    check_engines,
     check_flow_rates,
     check_link_rates,
     check_sampling,
@@ -84,7 +84,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_link_rates(ld, th)
     problems += check_counters(ld)
     problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)
-    problems += check_engines(m.engine, th)
+    problems += check_engines(m.engine, th.timing)
     problems += check_timeline(m.event, th)
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},
@@ -105,7 +105,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         "flows": flows,
         "links": links,
         "expectations": evaluate(ev, ctx.expectations()),
-        "fidelity": {"ok": not problems, "problems": problems},
+        "fidelity": {"ok": not problems, "problems": problems,
+                     "engines": engine_stats(m.engine)},
         "timings": _timings(timings),
         # extras
         "seed": ctx.seed(),

@@ -41,6 +41,12 @@ class Synth:
     with_link_csv: bool = True
     queue_bytes: int = 30000         # backlog from t = 2 s (20 packets)
     queue_drops_per_s: int = 0       # queue overflows from t = 2 s (drops_queue grows)
+    # Link events the engine ran (None: an engine that predates the counts) and
+    # the shares of them late by more than 1 and 5 ms; the worst one.
+    events_per_s: float | None = 20000.0
+    late_1ms_fraction: float = 0.0
+    late_5ms_fraction: float = 0.0
+    max_event_lateness_us: float = 300.0
 
 
 def _times(s: Synth) -> list[float]:
@@ -140,8 +146,16 @@ def write_run(root: Path, s: Synth) -> Path:
         # (cumulative), max_lateness_us is a high-water mark.
         for i, t in enumerate(ts):
             late = i if s.lateness_us > 100 else 0
-            w.writerow({"t_s": t, "node": "R1", "late_timers": late,
-                        "max_lateness_us": s.lateness_us, "cpu_s": s.cpu_per_s * t})
+            row = {"t_s": t, "node": "R1", "late_timers": late,
+                   "max_lateness_us": s.lateness_us, "cpu_s": s.cpu_per_s * t}
+            if s.events_per_s is not None:
+                events = int(s.events_per_s * t)
+                row.update({"timers": i * 5, "timers_late_1ms": late,
+                            "events": events,
+                            "events_late_1ms": int(events * s.late_1ms_fraction),
+                            "events_late_5ms": int(events * s.late_5ms_fraction),
+                            "max_event_lateness_us": s.max_event_lateness_us})
+            w.writerow(row)
     with open(run / "metrics" / "event.csv", "w", newline="") as fh:
         fh.write("t_s,kind,target,detail\n0.0,flow_start,f1,\n2.0,flow_start,f2,\n")
     (run / "logs").mkdir()

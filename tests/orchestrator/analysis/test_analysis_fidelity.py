@@ -41,18 +41,63 @@ def test_an_overflowing_small_queue_does_not_prove_saturation(make_run):
     assert problems(make_run(achieved_factor=0.5, queue_bytes=3000, queue_drops_per_s=300)) == []
 
 
-def test_late_timers_are_flagged(make_run):
-    # timers late in every interval, the worst by 2.5 ms
-    found = problems(make_run(lateness_us=2500))
+def test_frequent_late_link_events_are_flagged(make_run):
+    # 2 % of the packets delayed by more than 1 ms: the delay distribution moved
+    found = problems(make_run(late_1ms_fraction=0.02, max_event_lateness_us=2500))
+    assert any("engine R1: 2.00% of 200000 link events ran more than 1 ms late" in p
+               for p in found), found
+    # 0.5 % is within tolerance
+    assert not any("link events" in p
+                   for p in problems(make_run(late_1ms_fraction=0.005,
+                                              max_event_lateness_us=2500)))
+
+
+def test_events_later_than_5ms_have_a_tighter_tolerance(make_run):
+    assert any("link events" in p
+               for p in problems(make_run(late_1ms_fraction=0.003, late_5ms_fraction=0.002,
+                                          max_event_lateness_us=8000)))
+    assert not any("link events" in p
+                   for p in problems(make_run(late_1ms_fraction=0.003, late_5ms_fraction=0.0005,
+                                              max_event_lateness_us=8000)))
+
+
+def test_a_single_long_stall_is_flagged(make_run):
+    assert any("the worst 25.00 ms" in p
+               for p in problems(make_run(late_1ms_fraction=1e-5, late_5ms_fraction=1e-5,
+                                          max_event_lateness_us=25000)))
+    assert not any("link events" in p
+                   for p in problems(make_run(late_1ms_fraction=1e-5, late_5ms_fraction=1e-5,
+                                              max_event_lateness_us=15000)))
+
+
+def test_late_wakeups_matter_only_through_the_events_they_delay(make_run):
+    # timers late in every interval, but every link event ran within 1 ms
+    assert not any("late" in p for p in problems(make_run(lateness_us=2500)))
+
+
+def test_engine_lateness_statistics_are_in_the_summary(make_run):
+    s = build_summary(make_run(late_1ms_fraction=0.004, max_event_lateness_us=1800),
+                      status="completed", timings={})
+    st = s["fidelity"]["engines"]["R1"]
+    assert st["events"] == 200000
+    assert st["events_late_1ms_fraction"] == pytest.approx(0.004)
+    assert st["max_event_lateness_ms"] == pytest.approx(1.8)
+    assert st["cpu_fraction"] == pytest.approx(0.3)
+
+
+def test_legacy_runs_are_judged_on_timers(make_run):
+    # Runs recorded before engines counted link events: the timer rule.
+    found = problems(make_run(lateness_us=2500, events_per_s=None))
     assert any("engine R1: timers late by up to 2.50 ms; 100 late timers, some in 100 of 100"
                in p for p in found), found
-    assert not any("timers late" in p for p in problems(make_run(lateness_us=90)))
+    assert not any("timers late" in p
+                   for p in problems(make_run(lateness_us=90, events_per_s=None)))
 
 
-def test_a_rare_late_timer_is_absorbed_but_a_stall_is_not(make_run):
+def test_legacy_rare_late_timer_is_absorbed_but_a_stall_is_not(make_run):
     import csv
     for peak_us, flagged in ((3000, False), (8000, True)):
-        run = make_run()
+        run = make_run(events_per_s=None)
         path = run / "metrics" / "engine.csv"
         with open(path) as fh:
             rows = list(csv.DictReader(fh))

@@ -37,7 +37,8 @@ def test_summary_has_the_public_keys_and_exact_figures(make_run):
     assert link["max_queue_pkts"] == 20
     assert link["mean_queue_pkts"] == pytest.approx(20 * 81 / 101)
     assert link["drops_queue"] == 0 and link["drops_loss"] == 0
-    assert s["fidelity"] == {"ok": True, "problems": []}
+    assert s["fidelity"]["ok"] is True and s["fidelity"]["problems"] == []
+    assert set(s["fidelity"]["engines"]) == {"R1"}
     assert s["seed"] == 7
     assert s["jain_index"] == pytest.approx((12 + 18) ** 2 / (2 * (144 + 324)))
     assert sorted(p.name for p in (run / "plots").iterdir()) == ["flows.png", "links.png",

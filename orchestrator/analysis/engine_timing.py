@@ -1,0 +1,127 @@
+"""Did the engines run their events on time? Statistics and the fidelity rule.
+
+A link event (a packet finishing serialisation, leaving the delay line) that runs
+late delays that packet by as much: the emulated delay a protocol sees is the
+configured one plus the event's lateness. Rates are not affected (the serialiser
+works on scheduled, not observed, time), so what matters is how often and how
+much the delays were stretched, which the engine's lateness histogram counts.
+Timer wake-ups are reported too, but they are a cause, not the effect: a late
+wake-up matters only through the events it delays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class TimingThresholds:
+    # One packet in a hundred delayed by more than 1 ms (10 % of a 10 ms link
+    # delay) changes the delay distribution a delay-based protocol sees; one in a
+    # thousand delayed by more than 5 ms (a 12-packet burst at 30 Mb/s) changes
+    # the queue the next hop sees.
+    max_fraction_late_1ms: float = 0.01
+    max_fraction_late_5ms: float = 0.001
+    # A single stall longer than this (half of a 40 ms RTT) is never noise.
+    hard_event_lateness_us: float = 20_000.0
+    # Runs recorded before the engine counted its events: the older rule on
+    # timers alone (worst above 1 ms and late timers in more than 5 % of the
+    # intervals, or worst above 5 ms).
+    legacy_timer_lateness_us: float = 1000.0
+    legacy_late_sample_fraction: float = 0.05
+    legacy_hard_timer_lateness_us: float = 5000.0
+    # An engine using 90 % of a core has no headroom left for bursts.
+    max_cpu_fraction: float = 0.9
+
+
+def _last(df: pd.DataFrame, col: str) -> float:
+    s = df[col].dropna()
+    return float(s.iloc[-1]) if len(s) else float("nan")
+
+
+def _fraction(part: float, whole: float) -> float:
+    return part / whole if whole and np.isfinite(whole) and whole > 0 else float("nan")
+
+
+def engine_stats(engine_df: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per engine process: how many events and timers ran, what share was late."""
+    out: dict[str, dict[str, Any]] = {}
+    for node, df in engine_df.groupby("node", sort=True):
+        df = df.sort_values("t_s")
+        events, timers = _last(df, "events"), _last(df, "timers")
+        cpu = df[["t_s", "cpu_s"]].dropna()
+        span = float(cpu["t_s"].iloc[-1] - cpu["t_s"].iloc[0]) if len(cpu) >= 2 else 0.0
+        out[str(node)] = {
+            "events": events,
+            "events_late_1ms_fraction": _fraction(_last(df, "events_late_1ms"), events),
+            "events_late_5ms_fraction": _fraction(_last(df, "events_late_5ms"), events),
+            "max_event_lateness_ms": _last(df, "max_event_lateness_us") / 1000,
+            "timers": timers,
+            "timers_late_1ms_fraction": _fraction(_last(df, "timers_late_1ms"), timers),
+            "max_timer_lateness_ms": float(df["max_lateness_us"].max()) / 1000,
+            "cpu_fraction": float(cpu["cpu_s"].iloc[-1] - cpu["cpu_s"].iloc[0]) / span
+            if span > 0 else float("nan"),
+        }
+    return out
+
+
+def check_engines(engine_df: pd.DataFrame, th: TimingThresholds) -> list[str]:
+    """Event lateness and CPU headroom of every engine process."""
+    problems = []
+    stats = engine_stats(engine_df)
+    for node, df in engine_df.groupby("node", sort=True):
+        df = df.sort_values("t_s")
+        st = stats[str(node)]
+        if np.isfinite(st["events"]):
+            problems += _event_problems(str(node), st, th)
+        else:
+            problems += _legacy_timer_problems(str(node), df, th)
+        problems += _cpu_problems(str(node), df, th)
+    return problems
+
+
+def _event_problems(node: str, st: dict[str, Any], th: TimingThresholds) -> list[str]:
+    f1, f5, worst = (st["events_late_1ms_fraction"], st["events_late_5ms_fraction"],
+                     st["max_event_lateness_ms"])
+    too_many = (f1 > th.max_fraction_late_1ms) or (f5 > th.max_fraction_late_5ms)
+    if not too_many and not worst * 1000 > th.hard_event_lateness_us:
+        return []
+    return [(f"engine {node}: {f1:.2%} of {int(st['events'])} link events ran more than "
+            f"1 ms late (tolerance {th.max_fraction_late_1ms:.0%}), {f5:.3%} more than 5 ms "
+            f"(tolerance {th.max_fraction_late_5ms:.1%}), the worst {worst:.2f} ms "
+            f"(limit {th.hard_event_lateness_us / 1000:g} ms)")]
+
+
+def _legacy_timer_problems(node: str, df: pd.DataFrame, th: TimingThresholds) -> list[str]:
+    # max_lateness_us is a running maximum; late_timers counts timers later than
+    # the engine's threshold (0.1 ms), cumulatively.
+    worst = float(df["max_lateness_us"].max()) if df["max_lateness_us"].notna().any() else 0.0
+    timers = df["late_timers"].dropna().to_numpy(dtype=float)
+    grew = int((np.diff(timers) > 0).sum()) if len(timers) > 1 else 0
+    frequent = len(timers) > 1 and grew > th.legacy_late_sample_fraction * (len(timers) - 1)
+    if not (worst > th.legacy_hard_timer_lateness_us
+            or (frequent and worst > th.legacy_timer_lateness_us)):
+        return []
+    count = (f"; {int(timers[-1])} late timers, some in {grew} of {len(timers) - 1} "
+             "intervals") if len(timers) else ""
+    return [f"engine {node}: timers late by up to {worst / 1000:.2f} ms{count}"]
+
+
+def _cpu_problems(node: str, df: pd.DataFrame, th: TimingThresholds) -> list[str]:
+    cpu = df[["t_s", "cpu_s"]].dropna()
+    if len(cpu) < 2:
+        return []
+    dt = np.diff(cpu["t_s"].to_numpy(dtype=float))
+    dc = np.diff(cpu["cpu_s"].to_numpy(dtype=float))
+    ok = dt > 0
+    frac = dc[ok] / dt[ok]
+    total = float(dc[ok].sum() / dt[ok].sum()) if ok.any() else 0.0
+    busy = int((frac >= th.max_cpu_fraction).sum())
+    if total >= th.max_cpu_fraction or busy > max(1, len(frac) // 10):
+        return [(f"engine {node}: no CPU headroom: {total:.0%} of a core on average, "
+                f"≥ {th.max_cpu_fraction:.0%} in {busy} of {len(frac)} intervals")]
+    return []

@@ -1,0 +1,37 @@
+"""engine.csv's lateness columns from the engine's histograms."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.lateness import lateness_columns, later_than
+
+BOUNDS = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000]
+
+
+def hist(counts: list[int], max_us: int) -> dict:
+    return {"bounds_us": BOUNDS, "counts": counts, "total": sum(counts), "max_us": max_us}
+
+
+def test_later_than_sums_the_buckets_above_the_bound() -> None:
+    h = hist([100, 0, 0, 0, 0, 0, 7, 3, 2, 1, 0, 0, 1], 70000)
+    assert later_than(h, 1000) == 7  # buckets (1, 2], (2, 5], (5, 10] ms and > 50 ms
+    assert later_than(h, 5000) == 2
+    assert later_than(h, 500) == 14
+
+
+def test_a_bound_that_is_not_a_bucket_edge_is_an_error() -> None:
+    with pytest.raises(ValueError, match="1500 us is not a bucket bound"):
+        later_than(hist([0] * 13, 0), 1500)
+    with pytest.raises(ValueError, match="12 counts for 12 bounds"):
+        later_than({"bounds_us": BOUNDS, "counts": [0] * 12}, 1000)
+
+
+def test_engine_row_cells() -> None:
+    fid = {"timer_lateness": hist([5, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0], 1500),
+           "event_lateness": hist([90, 5, 0, 0, 0, 0, 2, 2, 1, 0, 0, 0, 0], 4800)}
+    assert lateness_columns(fid) == {"timers": 6, "timers_late_1ms": 1, "events": 100,
+                                     "events_late_1ms": 3, "events_late_5ms": 0,
+                                     "max_event_lateness_us": 4800}
+    # an engine that predates the histograms leaves the cells empty
+    assert set(lateness_columns({}).values()) == {""}
