@@ -1,7 +1,8 @@
 """Flow clients on this machine: start, stop, and account for their exit.
 
-Servers are started at apply time (before t=0); clients at their start time or
-by a `flow_start` event. When a client exits its status becomes a `flow_end`
+Servers are started at apply time (before t=0). Clients are spawned gated
+before t=0 (arm) and released at their start time or by a `flow_start` event,
+so flows that start together start within microseconds of each other. When a client exits its status becomes a `flow_end`
 event; iperf3 clients also contribute a last cumulative sample from their final
 JSON (sock_diag sees the socket only while it exists), UDP clients all their
 interval rows (there is no kernel state worth sampling for UDP).
@@ -12,13 +13,15 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from typing import Any
 
 from agents.flow_sampler import StreamSample, XcpperfReader, iperf3_interval_rows
-from agents.procs import ProcessTable, Running
+from agents.procs import ProcessTable, Running, StartGate
 from agents.sampler import Sampler
 from agents.share import ProcSpec
+from agents.timeline import Happened
 from orchestrator.plan.model import Flow, Plan
 
 Emit = Callable[[dict[str, Any]], None]
@@ -46,34 +49,70 @@ def iperf3_final_streams(final_json: str) -> list[StreamSample]:
 
 class FlowControl:
     def __init__(self, plan: Plan, procs: ProcessTable, sampler: Sampler, emit: Emit,
-                 ns_of: Callable[[str], str], argv_of: Callable[[tuple[str, ...]], tuple[str, ...]]):
+                 ns_of: Callable[[str], str], argv_of: Callable[[tuple[str, ...]], tuple[str, ...]],
+                 now: Callable[[], float] = time.monotonic):
         self.plan = plan
         self.procs = procs
         self.sampler = sampler
         self.emit = emit
         self.ns_of = ns_of
         self.argv_of = argv_of
+        self.now = now  # the timeline's clock: gates stamp their release with it
         self.clients: dict[str, Running] = sampler.clients  # shared: the sampler reads them
         self.readers: dict[str, XcpperfReader] = sampler.readers
         self.started_t: dict[str, float] = {}
         self.reaped: set[str] = set()
+        self.armed: dict[str, tuple[Running, XcpperfReader | None, StartGate]] = {}
+
+    def arm(self, flows: list[Flow]) -> None:
+        """Spawn the clients parked at gates, one gate per start instant (before
+        t=0: spawning takes milliseconds, releasing a gate microseconds)."""
+        gates: dict[float, StartGate] = {}
+        for f in flows:
+            if f.id in self.armed or f.id in self.clients:
+                continue
+            gate = gates.setdefault(f.start_s, StartGate(self.now))
+            self.armed[f.id] = (*self._spawn(f, gate), gate)
+        for gate in gates.values():
+            gate.close_read_end()
 
     def start(self, f: Flow, t_s: float) -> Any:
         if f.id in self.clients and self.clients[f.id].popen.poll() is None:
             return "already running"
-        xcp = f.tool == "xcpperf"
-        run = self.procs.start(ProcSpec(key=f"{f.id}.client", ns=self.ns_of(f.src),
-                                        argv=self.argv_of(f.client_argv), kind="client"),
-                               stdout_pipe=xcp)
-        if xcp:
-            reader = self.readers[f.id] = XcpperfReader()
-            assert run.popen.stdout is not None
-            tee = open(self.procs.log_dir / f"{f.id}.client.stdout", "wb")  # noqa: SIM115
-            reader.pump(run.popen.stdout, tee)  # the reader thread closes it
+        gate = None
+        if f.id in self.armed:
+            run, reader, gate = self.armed.pop(f.id)
+            gate.release()  # the flows that start with f are released with it
+        else:
+            run, reader = self._spawn(f, None)
+        if reader is not None:
+            self.readers[f.id] = reader
         self.started_t[f.id] = t_s
         self.reaped.discard(f.id)
         self.clients[f.id] = run
-        return {"pid": run.popen.pid}
+        result = {"pid": run.popen.pid}
+        # The flow started when its gate opened, maybe well before this call
+        # (processes just released compete with this thread for the CPU).
+        return Happened(gate.released_at, result) if gate and gate.released_at else result
+
+    def disarm(self) -> None:
+        """Clients never released (the run ended first) exit without running."""
+        for _run, _reader, gate in self.armed.values():
+            gate.close()
+        self.armed.clear()
+
+    def _spawn(self, f: Flow, gate: StartGate | None) -> tuple[Running, XcpperfReader | None]:
+        xcp = f.tool == "xcpperf"
+        run = self.procs.start(ProcSpec(key=f"{f.id}.client", ns=self.ns_of(f.src),
+                                        argv=self.argv_of(f.client_argv), kind="client"),
+                               stdout_pipe=xcp, gate=gate)
+        if not xcp:
+            return run, None
+        reader = XcpperfReader()
+        assert run.popen.stdout is not None
+        tee = open(self.procs.log_dir / f"{f.id}.client.stdout", "wb")  # noqa: SIM115
+        reader.pump(run.popen.stdout, tee)  # the reader thread closes it
+        return run, reader
 
     def stop(self, flow_id: str, quiet: bool = False) -> Any:
         run = self.clients.get(flow_id)
@@ -83,6 +122,7 @@ class FlowControl:
         return "stopped"
 
     def stop_all(self, wait_s: float = 3.0) -> None:
+        self.disarm()
         running = [fid for fid, r in self.clients.items() if r.popen.poll() is None]
         for fid in running:
             self.stop(fid, quiet=True)

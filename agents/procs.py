@@ -5,6 +5,12 @@ exec()s the tool: the PID we record is the tool's own. Each child gets its own
 session so a Ctrl-C on the terminal reaches only the orchestrator, which then
 stops them in order; and after a SIGKILL of the orchestrator they survive to be
 found by `xcplab clean` through the state file.
+
+A process can be started *gated*: forked, moved into its namespace and parked
+in a shell `read` on a pipe before its start time, then released with one
+write. Spawning costs several milliseconds (fork of this process, nsenter,
+exec); thirty flows that start together would otherwise begin up to a third
+of a second apart. The shell exec()s the tool, so the PID stays the tool's.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -21,6 +28,59 @@ from typing import IO
 from agents import nsops
 from agents.share import ProcSpec
 from agents.state import ProcRecord, RunState, proc_starttime
+
+# Waits for one line on stdin, then becomes the tool; EOF (the run ended before
+# the start time) exits without running it.
+_GATE = ("/bin/sh", "-c", 'read -r _ || exit 0; exec "$@"', "xcplab-gate")
+
+
+class StartGate:
+    """A pipe on which gated processes wait; one write releases all of them.
+
+    The write is a single system call, so the releasing thread cannot be
+    preempted halfway by the first processes it woke. Each waiting shell needs
+    one newline: how the bytes interleave among the readers does not matter.
+    """
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._now = now
+        self._r, self._w = os.pipe2(os.O_CLOEXEC)
+        self.waiting = 0
+        self.released = False
+        self.released_at: float | None = None  # now() at the release
+
+    def join(self) -> int:
+        """The read end, for one more process's stdin."""
+        if self.released or self._r < 0:
+            raise ValueError("gate already released or closed to new processes")
+        self.waiting += 1
+        return self._r
+
+    def release(self) -> None:
+        """Let every process on the gate run (idempotent)."""
+        if self.released:
+            return
+        self.released = True
+        self.released_at = self._now()
+        try:
+            os.write(self._w, b"\n" * self.waiting)
+        except BrokenPipeError:
+            pass  # every gated process was already stopped
+        self.close()
+
+    def close_read_end(self) -> None:
+        """After the last join: the processes hold their own copies."""
+        if self._r >= 0:
+            os.close(self._r)
+            self._r = -1
+
+    def close(self) -> None:
+        """Without release: the waiting processes see EOF and exit without running."""
+        self.released = True
+        for fd in (self._r, self._w):
+            if fd >= 0:
+                os.close(fd)
+        self._r = self._w = -1
 
 
 def is_same_process(pid: int, starttime: int) -> bool:
@@ -86,15 +146,19 @@ class ProcessTable:
         self.state_root = state_root
         self.running: dict[str, Running] = {}
 
-    def start(self, spec: ProcSpec, *, stdout_pipe: bool = False) -> Running:
-        """Start `spec` in its namespace; stdout goes to a pipe (for live parsing) or a file."""
+    def start(self, spec: ProcSpec, *, stdout_pipe: bool = False,
+              gate: StartGate | None = None) -> Running:
+        """Start `spec` in its namespace; stdout goes to a pipe (for live parsing) or a file.
+
+        gate: the tool does not run until gate.release(); until then it is a
+        shell waiting on the gate (same PID, already in the namespace)."""
         if spec.key in self.running:
             raise ValueError(f"process {spec.key} already started")
         safe = spec.key.replace(":", "_").replace("/", "_")
         self.log_dir.mkdir(parents=True, exist_ok=True)
         err_path = self.log_dir / f"{safe}.stderr"
         out_path = None if stdout_pipe else self.log_dir / f"{safe}.stdout"
-        argv = list(spec.argv)
+        argv = [*_GATE, *spec.argv] if gate else list(spec.argv)
         if spec.ns is not None:
             argv = ["nsenter", f"--net={nsops.ns_path(spec.ns)}", "--", *argv]
         env = dict(os.environ, **dict(spec.env))
@@ -102,7 +166,8 @@ class ProcessTable:
             out: int | IO[bytes] = subprocess.PIPE
             out_file = open(out_path, "wb") if out_path else None  # noqa: SIM115
             try:
-                popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                popen = subprocess.Popen(argv,
+                                         stdin=gate.join() if gate else subprocess.DEVNULL,
                                          stdout=out_file or out, stderr=err,
                                          start_new_session=True, env=env)
             finally:

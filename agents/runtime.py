@@ -147,7 +147,9 @@ class AgentRuntime:
     def start(self) -> dict[str, Any]:
         assert self.plan and self.sampler and self.procs
         plan = self.plan
-        self.flows = FlowControl(plan, self.procs, self.sampler, self.emit, self._ns, self._argv)
+        self.flows = FlowControl(plan, self.procs, self.sampler, self.emit, self._ns, self._argv,
+                                 now=self.clock.now)
+        self.flows.arm([f for f in plan.flows if f.src in self.mine])
         self.t0 = self.clock.now()
         actions = [Action(f.start_s, f"flow_start {f.id}", partial(self._start_client, f))
                    for f in plan.flows if f.src in self.mine]

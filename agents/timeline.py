@@ -7,6 +7,7 @@ approach re-checks the clock so an action never fires early.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,16 @@ class Action:
     t_s: float  # seconds after t0
     label: str  # "flow_start f1", "set_link l1 ..."
     run: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Happened:
+    """What an action returns when its effect took place at another moment than
+    the action ran: a flow released with others through one start gate started
+    when the gate opened, not when its own bookkeeping ran."""
+
+    at: float  # clock time of the effect
+    result: Any = None
 
 
 @dataclass
@@ -68,19 +79,35 @@ class TimelinePlayer:
         self.fired: list[Fired] = []
 
     def play(self) -> list[Fired]:
-        for a in self.actions:
-            if not sleep_until(self.clock, self.stop, self.t0 + a.t_s):
+        # Actions due at the same instant run back to back and are reported after
+        # the last of them: reporting (a message to the orchestrator) would
+        # otherwise delay the thirtieth flow of a simultaneous start.
+        for _t, group in itertools.groupby(self.actions, key=lambda a: a.t_s):
+            batch, stopped = [], False
+            for a in group:
+                if not sleep_until(self.clock, self.stop, self.t0 + a.t_s):
+                    stopped = True
+                    break
+                batch.append(self._run(a))
+            for f in batch:
+                self.fired.append(f)
+                if self.on_fired:
+                    self.on_fired(f)
+            if stopped:
                 break
-            late = self.clock.now() - (self.t0 + a.t_s)
-            f = Fired(a.t_s, a.label, late)
-            try:
-                f.result = a.run()
-            except Exception as e:  # noqa: BLE001 - recorded on the event, run continues
-                f.error = f"{type(e).__name__}: {e}"
-            self.fired.append(f)
-            if self.on_fired:
-                self.on_fired(f)
         return self.fired
+
+    def _run(self, a: Action) -> Fired:
+        due = self.t0 + a.t_s
+        f = Fired(a.t_s, a.label, self.clock.now() - due)
+        try:
+            f.result = a.run()
+        except Exception as e:  # noqa: BLE001 - recorded on the event, run continues
+            f.error = f"{type(e).__name__}: {e}"
+        if isinstance(f.result, Happened):
+            f.lateness_s = f.result.at - due
+            f.result = f.result.result
+        return f
 
     def start_thread(self) -> threading.Thread:
         t = threading.Thread(target=self.play, name="xcplab-timeline", daemon=True)

@@ -6,7 +6,7 @@ import statistics
 import threading
 import time
 
-from agents.timeline import Action, MonotonicClock, TimelinePlayer
+from agents.timeline import Action, Happened, MonotonicClock, TimelinePlayer
 
 
 class FakeClock:
@@ -71,3 +71,38 @@ def test_real_clock_millisecond_accuracy() -> None:
     assert all(s - (t0 + 0.01 * i) >= 0 for i, s in enumerate(stamps))  # never early
     assert statistics.median(late) < 0.003
     assert max(late) < 0.1  # a loaded shared 2-core machine may hiccup once
+
+
+def test_simultaneous_actions_run_before_any_is_reported() -> None:
+    # Reporting costs time (a message to the orchestrator); paid after the group,
+    # it cannot make the last of thirty simultaneous flow starts late.
+    clock = FakeClock()
+    log: list[str] = []
+
+    def report(f) -> None:
+        log.append(f"report {f.label}")
+        clock.t += 0.010  # a slow report
+
+    acts = [Action(1.0, f"s{i}", lambda i=i: log.append(f"run s{i}")) for i in range(3)]
+    acts.append(Action(2.0, "later", lambda: log.append("run later")))
+    fired = TimelinePlayer(acts, clock, t0=clock.now(), on_fired=report).play()
+    assert log == ["run s0", "run s1", "run s2", "report s0", "report s1", "report s2",
+                   "run later", "report later"]
+    assert [f.lateness_s for f in fired[:3]] == [0.0, 0.0, 0.0]
+
+
+def test_an_action_reports_when_its_effect_happened() -> None:
+    # Flows released together through one gate started when it opened, even if
+    # the bookkeeping for the later ones ran after a CPU stall.
+    clock = FakeClock()
+    opened = {}
+
+    def first() -> Happened:
+        opened["at"] = clock.now()
+        clock.t += 0.090  # the released processes take the CPU
+        return Happened(opened["at"], {"pid": 1})
+
+    acts = [Action(1.0, "f0", first), Action(1.0, "f1", lambda: Happened(opened["at"], "x"))]
+    fired = TimelinePlayer(acts, clock, t0=clock.now()).play()
+    assert [f.lateness_s for f in fired] == [0.0, 0.0]
+    assert [f.result for f in fired] == [{"pid": 1}, "x"]
