@@ -177,6 +177,31 @@ def test_gap_between_two_flows_is_not_a_sampling_gap(make_run):
     assert not any("sampling gaps" in p for p in problems(run))
 
 
+def _append_flow_rows(run, rows):
+    import csv
+    path = run / "metrics" / "flow.csv"
+    with open(path) as fh:
+        old = list(csv.DictReader(fh))
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(old[0]))
+        w.writeheader()
+        w.writerows(old + [{**old[-1], **r} for r in rows])
+
+
+def test_final_totals_row_after_the_flow_stopped_is_not_a_sampling_gap(make_run):
+    # iperf3's final totals, written when the stopped client is reaped 0.4 s after
+    # the last periodic sample: no interval rate, no gap.
+    run = make_run()
+    _append_flow_rows(run, [{"t_s": "10.4", "flow": "f2", "stream": "1",
+                             "bytes": "99999999", "throughput_bps": ""}])
+    assert not any("sampling gaps" in p for p in problems(run))
+    # a periodic sample (it has a rate) that late is a gap
+    run = make_run()
+    _append_flow_rows(run, [{"t_s": "10.4", "flow": "f2", "stream": "1",
+                             "bytes": "99999999", "throughput_bps": "9000000"}])
+    assert any("flow.csv: 1 sampling gaps" in p for p in problems(run))
+
+
 def test_flow_faster_than_its_path_is_flagged(make_run):
     import csv
     run = make_run()
