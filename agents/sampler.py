@@ -9,6 +9,7 @@ from typing import Any
 from pyroute2 import IPRoute
 
 from agents import nsops
+from agents.cpu_steal import steal_seconds
 from agents.engines import EngineGroup
 from agents.flow_sampler import StreamSample, TcpDiag, XcpperfReader
 from agents.lateness import lateness_columns
@@ -42,6 +43,7 @@ class Sampler:
                                   "late_timers": fid.get("late_timers", ""),
                                   "max_lateness_us": fid.get("max_lateness_us", ""),
                                   "cpu_s": fid.get("cpu_seconds", ""),
+                                  "steal_s": steal_seconds(),
                                   **lateness_columns(fid)})
         if self.kernel_ns:
             out["link"] += kernel_rows(self._kernel_stats(), self.dirs, t_s, self.rates)

@@ -65,8 +65,22 @@ def engine_stats(engine_df: pd.DataFrame) -> dict[str, dict[str, Any]]:
             "max_timer_lateness_ms": float(df["max_lateness_us"].max()) / 1000,
             "cpu_fraction": float(cpu["cpu_s"].iloc[-1] - cpu["cpu_s"].iloc[0]) / span
             if span > 0 else float("nan"),
+            **_steal(df),
         }
     return out
+
+
+def _steal(df: pd.DataFrame) -> dict[str, float]:
+    """The hypervisor's steal time over the run, and within the intervals in which
+    events ran more than 5 ms late (a stall the guest could not prevent)."""
+    s = df[["steal_s", "events_late_5ms", "max_event_lateness_us"]].dropna(subset=["steal_s"])
+    if len(s) < 2:
+        return {"steal_s": float("nan"), "steal_in_stalls_s": float("nan")}
+    steal = s["steal_s"].diff()
+    stalled = (s["events_late_5ms"].diff() > 0) | (
+        (s["max_event_lateness_us"].diff() > 0) & (s["max_event_lateness_us"] > 5000))
+    return {"steal_s": float(s["steal_s"].iloc[-1] - s["steal_s"].iloc[0]),
+            "steal_in_stalls_s": float(steal[stalled].sum())}
 
 
 def check_engines(engine_df: pd.DataFrame, th: TimingThresholds) -> list[str]:
@@ -90,10 +104,14 @@ def _event_problems(node: str, st: dict[str, Any], th: TimingThresholds) -> list
     too_many = (f1 > th.max_fraction_late_1ms) or (f5 > th.max_fraction_late_5ms)
     if not too_many and not worst * 1000 > th.hard_event_lateness_us:
         return []
+    stolen = st.get("steal_in_stalls_s", float("nan"))
+    why = (f"; the hypervisor withheld {stolen * 1000:.0f} ms of CPU (steal time) in the "
+           "intervals of the late events: a machine stall, not the engine's pace"
+           if np.isfinite(stolen) and stolen > 0 else "")
     return [(f"engine {node}: {f1:.2%} of {int(st['events'])} link events ran more than "
             f"1 ms late (tolerance {th.max_fraction_late_1ms:.0%}), {f5:.3%} more than 5 ms "
             f"(tolerance {th.max_fraction_late_5ms:.1%}), the worst {worst:.2f} ms "
-            f"(limit {th.hard_event_lateness_us / 1000:g} ms)")]
+            f"(limit {th.hard_event_lateness_us / 1000:g} ms){why}")]
 
 
 def _legacy_timer_problems(node: str, df: pd.DataFrame, th: TimingThresholds) -> list[str]:

@@ -19,10 +19,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
              "cwnd_bytes", "srtt_us", "retransmits", "timeouts", "feedback_bytes"),
     "event": ("t_s", "kind", "target", "detail"),
     # Engine timers (wake-ups) and link events (packet departures and deliveries):
-    # how many ran, how many more than 1 / 5 ms after their scheduled instant.
+    # how many ran, how many more than 1 / 5 ms after their scheduled instant;
+    # steal_s: CPU seconds the hypervisor withheld from the machine (all CPUs).
     "engine": ("t_s", "node", "late_timers", "max_lateness_us", "cpu_s", "timers",
                "timers_late_1ms", "events", "events_late_1ms", "events_late_5ms",
-               "max_event_lateness_us"),
+               "max_event_lateness_us", "steal_s"),
     # XCP-i (per upstream router: estimate, truth, requests, timeouts) and the XCP-TCP
     # fairness stage (p_drop, flow-count estimates, BW_XCP): whatever numeric state the
     # engine's qdisc stage reports, in long form so new fields need no schema change.

@@ -70,6 +70,28 @@ def test_a_single_long_stall_is_flagged(make_run):
                                               max_event_lateness_us=15000)))
 
 
+def test_a_stall_during_hypervisor_steal_is_attributed(make_run):
+    import csv
+    run = make_run(max_event_lateness_us=300)
+    path = run / "metrics" / "engine.csv"
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
+    for i, r in enumerate(rows):  # one 24 ms stall at sample 40, 30 ms stolen in that interval
+        r["steal_s"] = str(0.001 * i + (0.030 if i >= 40 else 0.0))
+        if i >= 40:
+            r["max_event_lateness_us"] = "24000"
+            r["events_late_5ms"] = str(int(r["events_late_5ms"]) + 20)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    found = [p for p in problems(run) if "link events" in p]
+    assert len(found) == 1 and "the worst 24.00 ms" in found[0]
+    assert "hypervisor withheld 31 ms of CPU" in found[0], found
+    s = build_summary(run, status="completed", timings={})
+    assert s["fidelity"]["engines"]["R1"]["steal_s"] == pytest.approx(0.030 + 0.001 * 100)
+
+
 def test_late_wakeups_matter_only_through_the_events_they_delay(make_run):
     # timers late in every interval, but every link event ran within 1 ms
     assert not any("late" in p for p in problems(make_run(lateness_us=2500)))
