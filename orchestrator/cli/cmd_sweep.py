@@ -1,4 +1,4 @@
-"""`xcplab sweep SPEC --param path=v1,v2 [--param ...] [--repeat N] [--out DIR]`.
+"""`xcplab sweep SPEC [--param path=v1,v2 ...] [--repeat N] [--out DIR]`.
 
 One run per combination × repetition (distinct seed per repetition), then
 `DIR/<sweep-id>/sweep.csv` and `sweep.png`. The last line printed is the sweep
@@ -37,8 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def sweep(args: argparse.Namespace) -> int:
-    if not args.param:
-        raise XcplabError("sweep: give at least one --param PATH=V1,V2,...")
+    if not args.param and args.repeat < 2:
+        raise XcplabError("sweep: give at least one --param PATH=V1,V2,... or --repeat N "
+                          "(N >= 2: repetitions of the spec as it is)")
     params = [parse_param(p) for p in args.param]
     opts = {}
     for pair in args.backend_opts:

@@ -51,5 +51,11 @@ def test_a_bad_value_fails_before_anything_runs(spec, capsys, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_sweep_needs_a_param(spec):
+def test_sweep_needs_a_param_or_repetitions(spec, capsys, tmp_path):
     assert main(["sweep", str(spec)]) == 1
+    assert "--param PATH=V1,V2,... or --repeat N" in capsys.readouterr().err
+    # repetitions of the spec as it is: one point per seed
+    assert main(["sweep", str(spec), "--repeat", "3", "--dry-run",
+                 "--out", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().out.strip().splitlines() == [
+        "0\trep 0\tseed=5", "1\trep 1\tseed=6", "2\trep 2\tseed=7"]
