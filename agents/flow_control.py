@@ -2,7 +2,8 @@
 
 Servers are started at apply time (before t=0). Clients are spawned gated
 before t=0 (arm) and released at their start time or by a `flow_start` event,
-so flows that start together start within microseconds of each other. When a client exits its status becomes a `flow_end`
+so flows that start together are released by one pipe write (30 flows:
+all running within about a millisecond). When a client exits its status becomes a `flow_end`
 event; iperf3 clients also contribute a last cumulative sample from their final
 JSON (sock_diag sees the socket only while it exists), UDP clients all their
 interval rows (there is no kernel state worth sampling for UDP).
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -63,6 +65,7 @@ class FlowControl:
         self.started_t: dict[str, float] = {}
         self.reaped: set[str] = set()
         self.armed: dict[str, tuple[Running, XcpperfReader | None, StartGate]] = {}
+        self._gates = threading.Lock()
 
     def arm(self, flows: list[Flow]) -> None:
         """Spawn the clients parked at gates, one gate per start instant (before
@@ -79,27 +82,34 @@ class FlowControl:
     def start(self, f: Flow, t_s: float) -> Any:
         if f.id in self.clients and self.clients[f.id].popen.poll() is None:
             return "already running"
-        gate = None
-        if f.id in self.armed:
-            run, reader, gate = self.armed.pop(f.id)
-            gate.release()  # the flows that start with f are released with it
+        gate: StartGate | None = None
+        with self._gates:  # the sampler thread may be disarming at the run's end
+            armed = self.armed.pop(f.id, None)
+            if armed is not None:
+                armed[2].release()  # the flows that start with f are released with it
+        if armed is not None:
+            run, reader, gate = armed
         else:
             run, reader = self._spawn(f, None)
+        # The flow started when its gate opened, maybe well before this call
+        # (processes just released compete with this thread for the CPU).
+        opened = gate.released_at if gate is not None else None
+        if opened is not None:
+            t_s -= max(0.0, self.now() - opened)
         if reader is not None:
             self.readers[f.id] = reader
         self.started_t[f.id] = t_s
         self.reaped.discard(f.id)
         self.clients[f.id] = run
         result = {"pid": run.popen.pid}
-        # The flow started when its gate opened, maybe well before this call
-        # (processes just released compete with this thread for the CPU).
-        return Happened(gate.released_at, result) if gate and gate.released_at else result
+        return Happened(opened, result) if opened is not None else result
 
     def disarm(self) -> None:
         """Clients never released (the run ended first) exit without running."""
-        for _run, _reader, gate in self.armed.values():
-            gate.close()
-        self.armed.clear()
+        with self._gates:
+            for _run, _reader, gate in self.armed.values():
+                gate.close()
+            self.armed.clear()
 
     def _spawn(self, f: Flow, gate: StartGate | None) -> tuple[Running, XcpperfReader | None]:
         xcp = f.tool == "xcpperf"

@@ -29,12 +29,18 @@ def lateness_columns(fidelity: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"timers": "", "timers_late_1ms": "", "events": "",
                            "events_late_1ms": "", "events_late_5ms": "",
                            "max_event_lateness_us": ""}
-    if timers:
-        row["timers"] = int(timers["total"])
-        row["timers_late_1ms"] = later_than(timers, 1000)
-    if events:
-        row["events"] = int(events["total"])
-        row["events_late_1ms"] = later_than(events, 1000)
-        row["events_late_5ms"] = later_than(events, 5000)
-        row["max_event_lateness_us"] = int(events["max_us"])
+    try:
+        if timers:
+            row["timers"] = int(timers["total"])
+            row["timers_late_1ms"] = later_than(timers, 1000)
+        if events:
+            row["events"] = int(events["total"])
+            row["events_late_1ms"] = later_than(events, 1000)
+            row["events_late_5ms"] = later_than(events, 5000)
+            row["max_event_lateness_us"] = int(events["max_us"])
+    except (KeyError, TypeError, ValueError):
+        # An engine whose histograms this agent cannot read (other bucket bounds):
+        # the cells stay empty and the verdict falls back to the timer rule,
+        # rather than losing the whole sample.
+        return dict.fromkeys(row, "")
     return row

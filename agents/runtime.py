@@ -190,7 +190,8 @@ class AgentRuntime:
     def _event(self, e: Event) -> Any:
         assert self.plan
         if e.action == "flow_start":
-            return self._start_client(self.plan.flow(e.target))
+            f = self.plan.flow(e.target)
+            return self._start_client(f) if f.src in self.mine else None
         if e.action == "flow_stop":
             assert self.flows
             return self.flows.stop(e.target)

@@ -47,7 +47,8 @@ class Sampler:
                                   **lateness_columns(fid)})
         if self.kernel_ns:
             out["link"] += kernel_rows(self._kernel_stats(), self.dirs, t_s, self.rates)
-        for fid, run in self.clients.items():
+        # a copy: the timeline thread adds clients, a whole batch at a start instant
+        for fid, run in list(self.clients.items()):
             f = self.plan.flow(fid)
             if f.tool == "xcpperf" and fid in self.readers:
                 out["flow"] += self.flow_rows(f, t_s, self.readers[fid].snapshot())

@@ -174,11 +174,13 @@ def check_sampling(metrics_tables: dict[str, pd.DataFrame], configured: float | 
     """Gaps in the sample times of each series of each table (a sampler that stalled)."""
     problems = []
     for name, df in metrics_tables.items():
-        if name == "flow" and "throughput_bps" in df.columns:
-            # A kernel TCP flow's last row carries iperf3's final totals, written
-            # when the client is reaped after it stopped: not a periodic sample,
-            # and it has no interval rate. Only the sampler's own rows can gap.
-            df = df[df["throughput_bps"].notna()]
+        if name == "flow" and "throughput_bps" in df.columns and len(df):
+            # A kernel TCP stream's last row may carry iperf3's final totals, written
+            # when the client is reaped after it stopped: not a periodic sample, so
+            # it has no interval rate. Only such a last row is left out (a stream's
+            # first sample has no rate either, and a stall after it is a gap).
+            last = df.groupby(["flow", "stream"], dropna=False)["t_s"].transform("max")
+            df = df[~((df["t_s"] == last) & df["throughput_bps"].isna())]
         keys = [k for k in SERIES_KEYS.get(name, []) if k in df.columns]
         groups = df.groupby(keys, dropna=False, sort=True) if keys and len(df) else [((), df)]
         count, worst, worst_at, nominal_used = 0, 0.0, 0.0, None

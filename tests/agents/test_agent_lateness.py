@@ -35,3 +35,7 @@ def test_engine_row_cells() -> None:
                                      "max_event_lateness_us": 4800}
     # an engine that predates the histograms leaves the cells empty
     assert set(lateness_columns({}).values()) == {""}
+    # and so does one whose buckets this agent cannot read (the sample survives)
+    other = {"event_lateness": {"bounds_us": [1, 2], "counts": [1, 2, 3], "total": 6,
+                                "max_us": 3}}
+    assert set(lateness_columns(other).values()) == {""}
