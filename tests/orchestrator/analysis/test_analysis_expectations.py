@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from analysis_metrics_files import read_metrics, write_metrics
 
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.summary import build_summary, json_safe
@@ -102,10 +103,7 @@ def test_jain_index_bounds():
 
 def _rewrite_f1(run, rate_mbps) -> None:
     """Replace flow f1 by one whose per-interval rate is rate_mbps(t)."""
-    import csv
-    path = run / "metrics" / "flow.csv"
-    with open(path) as fh:
-        rows = [r for r in csv.DictReader(fh) if r["flow"] != "f1"]
+    rows = [r for r in read_metrics(run, "flow") if r["flow"] != "f1"]
     total = 0.0
     t_prev = 0.0
     for i in range(101):
@@ -114,10 +112,7 @@ def _rewrite_f1(run, rate_mbps) -> None:
         t_prev = t
         rows.append({"t_s": t, "flow": "f1", "stream": "0", "proto": "xcp", "src": "h1",
                      "dst": "h3", "bytes": int(total)})
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "flow", rows)
 
 
 def test_convergence_time_of_a_ramp(make_run):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from analysis_metrics_files import read_metrics, write_metrics
 
 from orchestrator.analysis.summary import build_summary
 
@@ -71,20 +72,14 @@ def test_a_single_long_stall_is_flagged(make_run):
 
 
 def test_a_stall_during_hypervisor_steal_is_attributed(make_run):
-    import csv
     run = make_run(max_event_lateness_us=300)
-    path = run / "metrics" / "engine.csv"
-    with open(path) as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_metrics(run, "engine")
     for i, r in enumerate(rows):  # one 24 ms stall at sample 40, 30 ms stolen in that interval
         r["steal_s"] = str(0.001 * i + (0.030 if i >= 40 else 0.0))
         if i >= 40:
             r["max_event_lateness_us"] = "24000"
             r["events_late_5ms"] = str(int(r["events_late_5ms"]) + 20)
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "engine", rows)
     found = [p for p in problems(run) if "link events" in p]
     assert len(found) == 1 and "the worst 24.00 ms" in found[0]
     assert "31 ms of hypervisor steal time (all CPUs) coincided" in found[0], found
@@ -93,17 +88,11 @@ def test_a_stall_during_hypervisor_steal_is_attributed(make_run):
 
 
 def test_steady_lateness_is_not_blamed_on_steal(make_run):
-    import csv
     run = make_run(late_1ms_fraction=0.02, max_event_lateness_us=2500)
-    path = run / "metrics" / "engine.csv"
-    with open(path) as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_metrics(run, "engine")
     for i, r in enumerate(rows):
         r["steal_s"] = str(0.01 * i)  # steal throughout, no event over 5 ms
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "engine", rows)
     found = [p for p in problems(run) if "link events" in p]
     assert len(found) == 1 and "steal" not in found[0], found
 
@@ -133,19 +122,13 @@ def test_legacy_runs_are_judged_on_timers(make_run):
 
 
 def test_legacy_rare_late_timer_is_absorbed_but_a_stall_is_not(make_run):
-    import csv
     for peak_us, flagged in ((3000, False), (8000, True)):
         run = make_run(events_per_s=None)
-        path = run / "metrics" / "engine.csv"
-        with open(path) as fh:
-            rows = list(csv.DictReader(fh))
+        rows = read_metrics(run, "engine")
         for i, r in enumerate(rows):  # one late timer at sample 50: a high-water mark after
             r["late_timers"] = "1" if i >= 50 else "0"
             r["max_lateness_us"] = str(peak_us) if i >= 50 else "40"
-        with open(path, "w", newline="") as fh:
-            w = csv.DictWriter(fh, list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        write_metrics(run, "engine", rows)
         assert any("timers late" in p for p in problems(run)) is flagged
 
 
@@ -183,47 +166,29 @@ def test_link_faster_than_its_capacity_is_not_emulated(make_run):
 
 
 def test_counter_going_backwards_is_flagged_and_ignored_for_rates(make_run):
-    import csv
     run = make_run()
-    path = run / "metrics" / "link.csv"
-    with open(path) as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_metrics(run, "link")
     for r in rows:  # the engine "restarted" at t = 6 s: its counter starts again from 0
         if float(r["t_s"]) >= 6.0:
             r["tx_bytes"] = str(int(r["tx_bytes"]) - 30_000_000)
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "link", rows)
     found = problems(run)
     assert found == ["link R1->R2: cumulative tx_bytes decreased 1 time(s)"]
 
 
 def test_gap_between_two_flows_is_not_a_sampling_gap(make_run):
-    import csv
     run = make_run()
-    path = run / "metrics" / "flow.csv"
-    with open(path) as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_metrics(run, "flow")
     # f1 stops at 3 s, f2 starts later (already from 2 s): no series has a hole.
     rows = [r for r in rows if not (r["flow"] == "f1" and float(r["t_s"]) > 3.0)]
     rows = [r for r in rows if not (r["flow"] == "f2" and float(r["t_s"]) < 6.0)]
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "flow", rows)
     assert not any("sampling gaps" in p for p in problems(run))
 
 
 def _append_flow_rows(run, rows):
-    import csv
-    path = run / "metrics" / "flow.csv"
-    with open(path) as fh:
-        old = list(csv.DictReader(fh))
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, list(old[0]))
-        w.writeheader()
-        w.writerows(old + [{**old[-1], **r} for r in rows])
+    old = read_metrics(run, "flow")
+    write_metrics(run, "flow", old + [{**old[-1], **r} for r in rows])
 
 
 def test_final_totals_row_after_the_flow_stopped_is_not_a_sampling_gap(make_run):
@@ -243,34 +208,22 @@ def test_final_totals_row_after_the_flow_stopped_is_not_a_sampling_gap(make_run)
 def test_a_stall_after_a_streams_first_sample_is_a_gap(make_run):
     # the first sample of a stream has no rate either: only a stream's last row is
     # excused, so the sampler stalling right after t=0 is still seen
-    import csv
     run = make_run()
-    path = run / "metrics" / "flow.csv"
-    with open(path) as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_metrics(run, "flow")
     f1 = [r for r in rows if r["flow"] == "f1"]
     f1[0]["throughput_bps"] = ""
     rows = [r for r in rows if not (r["flow"] == "f1" and 0.0 < float(r["t_s"]) < 1.0)]
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "flow", rows)
     assert any("flow.csv: 1 sampling gaps" in p for p in problems(run)), problems(run)
 
 
 def test_flow_faster_than_its_path_is_flagged(make_run):
-    import csv
     run = make_run()
-    path = run / "metrics" / "flow.csv"
-    with open(path) as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_metrics(run, "flow")
     for r in rows:  # a sampler that counts f1 four times over: 48 Mb/s through 30 Mb/s
         if r["flow"] == "f1":
             r["bytes"] = str(4 * int(r["bytes"]))
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "flow", rows)
     assert problems(run) == [("flow f1: measured 48.00 Mb/s but the slowest link on its path "
                              "carries 30.00 Mb/s")]
 
