@@ -24,7 +24,8 @@ def _wait_for(pred, timeout_s: float = 3.0) -> bool:
 
 
 def _table(tmp_path: Path) -> ProcessTable:
-    return ProcessTable(RunState("gate-test", "gt"), tmp_path / "logs")
+    # the state file goes under tmp_path, never into the machine's /run/xcplab
+    return ProcessTable(RunState("gate-test", "gt"), tmp_path / "logs", tmp_path / "state")
 
 
 def _touch_then_sleep(marker: Path) -> tuple[str, ...]:
