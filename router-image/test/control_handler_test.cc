@@ -56,6 +56,36 @@ TEST(ControlHandler, StatsShape) {
   EXPECT_EQ(f.ask(R"({"cmd":"stats","router":"r9"})")["ok"], false);
 }
 
+TEST(ControlHandler, StatsYieldsToThePacketPathBetweenPorts) {
+  // A stats answer for many ports takes milliseconds to build; the engine's
+  // due link events run at each yield instead of waiting for the whole answer.
+  RouterConfig c = one_port_router();
+  for (int i = 1; i < 4; ++i) {
+    PortConfig p = c.ports[0];
+    p.name = "r1:p" + std::to_string(i);
+    p.ifname = "eth" + std::to_string(i);
+    p.ipv4 = *Ipv4Prefix::parse("10.0." + std::to_string(i) + ".2/24", true);
+    c.ports.push_back(p);
+  }
+  xcp::FakeClock clock;
+  CollectingSink tx;
+  std::vector<std::unique_ptr<Router>> routers;
+  routers.push_back(std::make_unique<Router>(c, 1, 0, std::vector<PacketSink*>(4, &tx)));
+  int yields = 0, fidelity_calls = 0;
+  ControlHandler handler{routers, clock, "run-1", [&] { ++fidelity_calls; return json::object(); },
+                         [&] { ++yields; }};
+  const json r = json::parse(handler.handle(R"({"cmd":"stats"})"));
+  ASSERT_EQ(r["ok"], true);
+  EXPECT_EQ(r["routers"]["r1"]["ports"].size(), 4u);
+  // once before each of the 4 ports, then around the fidelity figures
+  EXPECT_EQ(yields, 6);
+  EXPECT_EQ(fidelity_calls, 1);
+  // the other commands answer without yielding
+  yields = 0;
+  EXPECT_EQ(json::parse(handler.handle(R"({"cmd":"ping"})"))["ok"], true);
+  EXPECT_EQ(yields, 0);
+}
+
 TEST(ControlHandler, SetLinkAppliesLive) {
   Fixture f;
   const json r = f.ask(

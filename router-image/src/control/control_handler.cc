@@ -37,8 +37,12 @@ void only_keys(const json& req, const char* cmd, std::initializer_list<const cha
 }  // namespace
 
 ControlHandler::ControlHandler(std::vector<std::unique_ptr<Router>>& routers, const xcp::Clock& clock,
-                               std::string run, FidelityProvider fidelity)
-    : routers_(routers), clock_(clock), run_(std::move(run)), fidelity_(std::move(fidelity)) {}
+                               std::string run, FidelityProvider fidelity, Yield yield)
+    : routers_(routers),
+      clock_(clock),
+      run_(std::move(run)),
+      fidelity_(std::move(fidelity)),
+      yield_(std::move(yield)) {}
 
 std::string ControlHandler::handle(const std::string& line) {
   json req;
@@ -74,13 +78,16 @@ json ControlHandler::stats(const json& req) {
   if (req.contains("router")) only = need_string(req, "router", "stats");
   json routers = json::object();
   for (auto& r : routers_) {
-    if (!only || *only == r->name()) routers[r->name()] = r->stats_json();
+    if (!only || *only == r->name()) routers[r->name()] = r->stats_json(yield_);
   }
   if (only && routers.empty()) throw std::invalid_argument("stats: unknown router '" + *only + "'");
+  if (yield_) yield_();
+  json fidelity = fidelity_ ? fidelity_() : json::object();
+  if (yield_) yield_();
   return {{"ok", true},
           {"run", run_},
           {"time_ns", clock_.now().ns()},
-          {"fidelity", fidelity_ ? fidelity_() : json::object()},
+          {"fidelity", std::move(fidelity)},
           {"routers", std::move(routers)}};
 }
 

@@ -19,9 +19,13 @@ namespace xcprouter {
 class ControlHandler {
  public:
   using FidelityProvider = std::function<nlohmann::json()>;
+  // Called between the parts of a long answer (each port of a stats reply):
+  // the engine runs the packet events that fell due meanwhile. Building a
+  // stats answer for 60 link directions takes milliseconds.
+  using Yield = std::function<void()>;
 
   ControlHandler(std::vector<std::unique_ptr<Router>>& routers, const xcp::Clock& clock, std::string run,
-                 FidelityProvider fidelity);
+                 FidelityProvider fidelity, Yield yield = {});
 
   std::string handle(const std::string& line);
   nlohmann::json handle_json(const nlohmann::json& request);
@@ -37,6 +41,7 @@ class ControlHandler {
   const xcp::Clock& clock_;
   std::string run_;
   FidelityProvider fidelity_;
+  Yield yield_;
 };
 
 }  // namespace xcprouter

@@ -45,6 +45,9 @@ class Engine {
   // (repeatedly: a delivery may make another link's event due) and flushes
   // transmit batches.
   void service();
+  // service() without the control socket: safe to call from inside a control
+  // request (the handler yields here between the ports of a stats answer).
+  void service_links();
   xcp::Timestamp next_deadline() const;
   // Registers (or removes) every port socket in the event loop's epoll set.
   void set_ports_in_epoll(bool in);
@@ -54,6 +57,9 @@ class Engine {
 
   // Two rings full; one read round never runs unbounded under overload.
   static constexpr size_t kMaxFramesPerRead = 4096;
+  // Longest a control answer keeps the links waiting (stats for 62 link
+  // directions took 2-8 ms to build before it yielded).
+  static constexpr xcp::Duration kControlYieldEvery = xcp::Duration::microseconds(250);
 
   const xcp::MonotonicClock& clock_;
   xcp::EventLoop loop_;
@@ -61,6 +67,7 @@ class Engine {
   xcp::Duration spin_;
   uint64_t spin_turns_ = 0, sleep_turns_ = 0;
   xcp::Timestamp last_rx_{};
+  xcp::Timestamp last_service_{};
   bool ports_in_epoll_ = false;
   bool stopped_ = false;
   std::vector<std::vector<std::unique_ptr<Port>>> ports_;  // [router][port]

@@ -232,9 +232,10 @@ xcp::Timestamp Router::next_deadline() const {
   return t;
 }
 
-nlohmann::json Router::stats_json() const {
+nlohmann::json Router::stats_json(const std::function<void()>& between_ports) const {
   nlohmann::json ports = nlohmann::json::object();
   for (const auto& port : ports_) {
+    if (between_ports) between_ports();
     const PortCounters& c = port->counters;
     ports[port->config.name] = {
         {"ifname", port->config.ifname},

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,7 +69,9 @@ class Router {
   void set_lateness_threshold(xcp::Duration d);
 
   // {"ports": {name: {...}}} as CONTROL.md's stats describes.
-  nlohmann::json stats_json() const;
+  // between_ports runs before each port's entry: the engine serves due packet
+  // events there, so a large answer never stalls the links for milliseconds.
+  nlohmann::json stats_json(const std::function<void()>& between_ports = {}) const;
 
  private:
   struct Port;
