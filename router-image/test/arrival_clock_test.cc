@@ -203,7 +203,7 @@ TEST(ArrivalClockXcp, LatenessIsMeasuredAgainstTheEnginesClock) {
   link.note_wall_time(ms(6.2));
   link.offer(testutil::make_packet(1500), ms(2));
   EXPECT_EQ(sink.got.size(), 1u);
-  EXPECT_EQ(link.counters().max_lateness, Duration::milliseconds(5));
+  EXPECT_EQ(link.counters().lateness.max(), Duration::milliseconds(5));
 }
 
 }  // namespace

@@ -63,7 +63,6 @@ void Link::release_head(Timestamp t) {
 void Link::note_lateness(Timestamp due, Timestamp now) {
   const Duration late = std::max(now, wall_time_) - due;
   if (late > lateness_threshold_) ++counters_.late_events;
-  if (late > counters_.max_lateness) counters_.max_lateness = late;
   counters_.lateness.record(late);
 }
 
@@ -143,7 +142,7 @@ nlohmann::json Link::stats_json() const {
         {"loss", counters_.drops_loss},
         {"link_down", counters_.drops_link_down}}},
       {"late_events", counters_.late_events},
-      {"max_lateness_us", counters_.max_lateness.us()},
+      {"max_lateness_us", counters_.lateness.max().us()},
   };
   nlohmann::json q = nlohmann::json::object();
   qdisc_->report(q);

@@ -34,8 +34,7 @@ struct LinkCounters {
   uint64_t drops_link_down = 0;
   // Events processed after their scheduled instant (emulation fidelity).
   uint64_t late_events = 0;
-  xcp::Duration max_lateness = xcp::Duration::zero();
-  xcp::LatenessHistogram lateness;  // every event, late or not
+  xcp::LatenessHistogram lateness;  // every event, late or not; keeps the worst too
 };
 
 class Link {
