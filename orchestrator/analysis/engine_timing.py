@@ -83,10 +83,12 @@ def _steal(df: pd.DataFrame) -> dict[str, float]:
             "steal_in_stalls_s": float(steal[stalled].sum())}
 
 
-def check_engines(engine_df: pd.DataFrame, th: TimingThresholds) -> list[str]:
-    """Event lateness and CPU headroom of every engine process."""
+def check_engines(engine_df: pd.DataFrame, th: TimingThresholds,
+                  stats: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    """Event lateness and CPU headroom of every engine process (`stats`: engine_stats
+    of the same frame, when the caller has it already)."""
     problems = []
-    stats = engine_stats(engine_df)
+    stats = stats if stats is not None else engine_stats(engine_df)
     for node, df in engine_df.groupby("node", sort=True):
         df = df.sort_values("t_s")
         st = stats[str(node)]

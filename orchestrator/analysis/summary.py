@@ -84,7 +84,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_link_rates(ld, th)
     problems += check_counters(ld)
     problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)
-    problems += check_engines(m.engine, th.timing)
+    engines = engine_stats(m.engine)
+    problems += check_engines(m.engine, th.timing, engines)
     problems += check_timeline(m.event, th)
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},
@@ -106,7 +107,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         "links": links,
         "expectations": evaluate(ev, ctx.expectations()),
         "fidelity": {"ok": not problems, "problems": problems,
-                     "engines": engine_stats(m.engine)},
+                     "engines": engines},
         "timings": _timings(timings),
         # extras
         "seed": ctx.seed(),
