@@ -113,6 +113,7 @@ class Connection final : private ReceiveSink {
   void maybe_done();
 
   bool send_one(xcp::Timestamp now);
+  bool send_next_retransmission(xcp::Timestamp now);  // false: nothing is marked lost
   void send_segment(uint64_t seq, uint32_t len, bool fin, bool retransmit, xcp::Timestamp now);
   void send_control(uint8_t flags, xcp::Timestamp now);  // SYN, SYN-ACK, pure ACK, RST
   size_t write_packet(const SegmentHeader& seg, bool standard, std::span<uint8_t> out);
@@ -152,6 +153,10 @@ class Connection final : private ReceiveSink {
   bool in_recovery_ = false;
   bool recovery_after_rto_ = false;        // the repair after an RTO, not fast recovery
   uint64_t recovery_point_ = 0;            // RFC 6582 `recover`; kept after recovery ends
+  // The fast retransmit at recovery entry (RFC 6675 step 4.3, RFC 5681 step 2)
+  // and the retransmission on a NewReno partial ACK (RFC 6582 §3.2 step 3)
+  // leave at once, whatever pipe and cwnd say; see send_one().
+  bool retransmit_owed_ = false;
   bool peer_sends_sack_ = false;
   // Both SYNs permitted SACK: our receiver sends SACK blocks.
   bool sack_ok_ = false;

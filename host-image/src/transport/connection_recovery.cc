@@ -27,6 +27,7 @@ void Connection::update_recovery(const AckUpdate& upd, xcp::Timestamp now) {
         exit_recovery(now);
       } else if (!peer_sends_sack_) {
         board_.mark_head_lost();  // NewReno partial ACK (RFC 6582 §3.2 step 3)
+        retransmit_owed_ = true;
       }
     }
     return;
@@ -39,6 +40,7 @@ void Connection::update_recovery(const AckUpdate& upd, xcp::Timestamp now) {
   in_recovery_ = true;
   recovery_after_rto_ = false;
   recovery_point_ = board_.snd_nxt();
+  retransmit_owed_ = true;
   ++stats_.fast_recoveries;
   // RFC 5681 (4): ssthresh from FlightSize, the data outstanding (pipe would
   // already exclude what this very ACK declared lost).
@@ -47,6 +49,7 @@ void Connection::update_recovery(const AckUpdate& upd, xcp::Timestamp now) {
 
 void Connection::exit_recovery(xcp::Timestamp now) {
   in_recovery_ = false;
+  retransmit_owed_ = false;
   recovery_after_rto_ = false;
   cc_->on_recovery_exit(now);
 }
@@ -122,6 +125,7 @@ void Connection::on_retransmission_timeout(xcp::Timestamp now) {
   // go-back-N after a timeout); the repair lasts until all of it is ACKed.
   in_recovery_ = true;
   recovery_after_rto_ = true;
+  retransmit_owed_ = false;  // go-back-N is clocked by the (one-segment) window
   recovery_point_ = board_.snd_nxt();
   rto_deadline_ = xcp::Timestamp::max();
   pump(now);

@@ -37,19 +37,15 @@ void Connection::pump(xcp::Timestamp now) {
 }
 
 bool Connection::send_one(xcp::Timestamp now) {
-  if (window_pipe() >= std::max<uint64_t>(window_payload_bytes(), 1)) return false;
-  if (in_recovery_) {
-    if (auto r = board_.next_segment_to_retransmit()) {
-      const uint64_t len = std::min<uint64_t>(r->length(), cfg_.mss_bytes);
-      if (fin_sent_ && r->start == write_end_) {
-        send_segment(write_end_, 0, true, true, now);
-      } else {
-        const uint64_t data_len = std::min<uint64_t>(len, write_end_ - r->start);
-        send_segment(r->start, static_cast<uint32_t>(data_len), false, true, now);
-      }
-      return true;
-    }
+  // Holding the fast retransmit until pipe drains below the reduced window
+  // (half an RTT of duplicate ACKs after a halving) delays the repair's ACK
+  // past an RTO that a standing queue has shrunk to barely one RTT.
+  if (in_recovery_ && retransmit_owed_) {
+    retransmit_owed_ = false;
+    if (send_next_retransmission(now)) return true;
   }
+  if (window_pipe() >= std::max<uint64_t>(window_payload_bytes(), 1)) return false;
+  if (in_recovery_ && send_next_retransmission(now)) return true;
   const uint64_t nxt = board_.snd_nxt();
   if (nxt < write_end_) {
     if (nxt >= peer_window_end_) return false;  // the peer's receive window is full
@@ -63,6 +59,18 @@ bool Connection::send_one(xcp::Timestamp now) {
     return true;
   }
   return false;
+}
+
+bool Connection::send_next_retransmission(xcp::Timestamp now) {
+  const auto r = board_.next_segment_to_retransmit();
+  if (!r) return false;
+  if (fin_sent_ && r->start == write_end_) {
+    send_segment(write_end_, 0, true, true, now);
+  } else {
+    const uint64_t len = std::min<uint64_t>(r->length(), cfg_.mss_bytes);
+    send_segment(r->start, static_cast<uint32_t>(std::min<uint64_t>(len, write_end_ - r->start)), false, true, now);
+  }
+  return true;
 }
 
 void Connection::send_probe(xcp::Timestamp now) {
@@ -112,6 +120,11 @@ void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retrans
   if (retransmit && seq == board_.snd_una()) {
     head_retx_seq_ = seq;
     head_retx_ts_us_ = seg.ts_val_us;
+    // The repair of the head gets a full RTO to be acknowledged, as in ns-2
+    // (reset_rtx_timer in dupack_action) and Linux (tcp_xmit_retransmit_queue):
+    // the timer armed by the last cumulative ACK would otherwise fire while
+    // this retransmission is still queued behind a full buffer.
+    arm_rto(now);
   }
   if (retransmit) {
     ++stats_.retransmits;
