@@ -86,7 +86,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)
     engines = engine_stats(m.engine)
     problems += check_engines(m.engine, th.timing, engines)
-    problems += check_timeline(m.event, th)
+    problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},
                                ctx.metrics_interval_s(), th)

@@ -237,3 +237,20 @@ def test_late_timeline_events_are_flagged(make_run):
         '5.0,note,x,not json\n')
     assert problems(run) == [("timeline: 1 event(s) played more than 10 ms late, the worst "
                              "34.0 ms (flow_start f2 at 2.034 s)")]
+
+
+def test_late_stops_at_the_runs_end_are_not_judged(make_run):
+    """Stopping flows at `duration` closes a measurement already over; a late
+    stop mid-run (it changes what a flow moved) is still flagged."""
+    run = make_run()  # duration 10 s
+    (run / "metrics" / "event.csv").write_text(
+        't_s,kind,target,detail\n'
+        '10.015,flow_stop,f1,"{""lateness_ms"": 15.0}"\n'
+        '10.012,flow_stop,f2,"{""lateness_ms"": 12.0}"\n')
+    assert problems(run) == []
+    (run / "metrics" / "event.csv").write_text(
+        't_s,kind,target,detail\n'
+        '5.015,flow_stop,f1,"{""lateness_ms"": 15.0}"\n'
+        '10.012,flow_stop,f2,"{""lateness_ms"": 12.0}"\n')
+    assert problems(run) == [("timeline: 1 event(s) played more than 10 ms late, the worst "
+                             "15.0 ms (flow_stop f1 at 5.015 s)")]
