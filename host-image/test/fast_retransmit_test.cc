@@ -12,14 +12,70 @@
 // cost it the RTO by design (LossRecovery.ThreeLossesInOneWindowCostReno...).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
+#include <vector>
+#include <optional>
 #include <string>
 
 #include "sim_network.hh"
 #include "stream_apps.hh"
+#include "wire_parse.hh"
 
 namespace xcphost::test {
 namespace {
+
+// The retransmission leaves with the ACK that completes the duplicate
+// threshold, although the halved window is still full (pipe > cwnd): it used
+// to wait until half a window of duplicate ACKs had drained pipe.
+TEST(FastRetransmit, LeavesWithTheThirdDuplicateAckWhateverPipeSays) {
+  for (LossRecovery mode : {LossRecovery::kSack, LossRecovery::kNewReno, LossRecovery::kReno}) {
+    PathConfig path;  // 10 Mb/s, 10 ms one way
+    path.queue_packets = 100'000;  // slow start cannot overflow it: the filter's drop is the only loss
+    SimNetwork net(path, path, 1);
+    constexpr uint64_t kDropAt = 200'000;  // slow start has opened the window to dozens of segments
+    std::optional<uint64_t> hole;
+    std::optional<xcp::Timestamp> retransmitted_at;
+    std::vector<xcp::Timestamp> acks_of_hole;  // the receiver's ACKs naming the hole, as sent
+    net.a_to_b().filter = [&](std::vector<uint8_t>& b) {
+      auto p = parse(b);
+      if (!p || p->payload == 0) return true;
+      if (!hole && p->seg.seq >= kDropAt) {
+        hole = p->seg.seq;
+        return false;
+      }
+      if (hole && p->seg.seq == *hole && !retransmitted_at) retransmitted_at = net.now();
+      return true;
+    };
+    net.b_to_a().filter = [&](std::vector<uint8_t>& b) {
+      auto p = parse(b);
+      if (p && hole && p->seg.ack == *hole) acks_of_hole.push_back(net.now());
+      return true;
+    };
+    ConnectionConfig cfg;
+    cfg.cc = CcKind::kNewReno;
+    cfg.loss_recovery = mode;
+    cfg.send_buffer_bytes = 1024 * 1024;
+    PatternReceiver rx;
+    net.b().listen(5001, cfg, [&](Connection&) { return &rx; });
+    PatternSender tx(600'000);
+    Connection& c = net.a().connect({SimNetwork::kAddrB, 40000, 5001}, cfg, &tx, net.now());
+    net.run_until([&] { return tx.closed && rx.closed; }, xcp::Duration::seconds(30));
+    ASSERT_TRUE(retransmitted_at) << to_string(mode);
+    // ACKs need 10 ms (plus µs of serialisation) to reach the sender. Those
+    // that had arrived when the repair left: the first names the hole as new
+    // cumulative ACK, the others are duplicates; at most three were needed.
+    const xcp::Timestamp seen_by = *retransmitted_at - xcp::Duration::milliseconds(10);
+    const auto arrived = std::count_if(acks_of_hole.begin(), acks_of_hole.end(),
+                                       [&](xcp::Timestamp t) { return t <= seen_by; });
+    EXPECT_GE(arrived, 3) << to_string(mode);  // no earlier than the duplicate threshold allows
+    EXPECT_LE(arrived, 4) << to_string(mode);
+    EXPECT_GT(acks_of_hole.size(), 20u) << to_string(mode);  // many more were to come: pipe was full
+    EXPECT_EQ(c.stats().timeouts, 0u) << to_string(mode);
+    EXPECT_EQ(net.a_to_b().dropped_queue, 0u);
+    EXPECT_EQ(rx.received, 600'000u);
+  }
+}
 
 struct Case {
   CcKind cc;

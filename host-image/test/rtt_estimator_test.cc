@@ -41,19 +41,29 @@ TEST(RttEstimator, ConstantSamplesConvergeAndMinRtoApplies) {
   EXPECT_EQ(e.rto(), ms(200));  // 50 ms + tiny var is below the 200 ms floor
 }
 
-TEST(RttEstimator, LongRttIsNotClamped) {
+TEST(RttEstimator, SettledRttKeepsTheTimerGranularityAsMargin) {
+  // A standing queue: RTTVAR decays to nothing, the timer stays G = 10 ms
+  // (ns-2's tick) above SRTT rather than a few µs.
   RttEstimator e;
   for (int i = 0; i < 200; ++i) e.on_sample(ms(400));
-  EXPECT_GT(e.rto(), ms(400));
-  EXPECT_LT(e.rto(), ms(401));
+  EXPECT_LT(e.rttvar(), us(10));
+  EXPECT_EQ(e.rto(), ms(410));
+  // Above the margin, 4·RTTVAR rules again.
+  e.on_sample(ms(440));  // RTTVAR ≈ 10 ms → 4·RTTVAR ≈ 40 ms
+  EXPECT_GT(e.rto(), e.srtt() + ms(39));
 }
 
-TEST(RttEstimator, ConfigurableMinRto) {
+TEST(RttEstimator, ConfigurableMinRtoAndGranularity) {
   RttConfig cfg;
   cfg.min_rto = ms(5);
+  cfg.timer_granularity = us(1);
   RttEstimator e(cfg);
   for (int i = 0; i < 200; ++i) e.on_sample(ms(1));
   EXPECT_EQ(e.rto(), ms(5));
+  cfg.timer_granularity = ms(10);
+  RttEstimator g(cfg);
+  for (int i = 0; i < 200; ++i) g.on_sample(ms(1));
+  EXPECT_EQ(g.rto(), ms(11));
 }
 
 TEST(RttEstimator, ExponentialBackoffCappedAtMax) {

@@ -27,7 +27,9 @@ void Connection::update_recovery(const AckUpdate& upd, xcp::Timestamp now) {
         exit_recovery(now);
       } else if (!peer_sends_sack_) {
         board_.mark_head_lost();  // NewReno partial ACK (RFC 6582 §3.2 step 3)
-        retransmit_owed_ = true;
+        // Not in the go-back-N after an RTO: that repair is slow start, its
+        // window clocks every segment (ns-2 routes those ACKs to newack()).
+        retransmit_owed_ = !recovery_after_rto_;
       }
     }
     return;

@@ -118,13 +118,15 @@ void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retrans
   ++stats_.packets_sent;
   cc_->on_packet_sent(now, len, board_.pipe());
   if (retransmit && seq == board_.snd_una()) {
+    // The first repair of this head gets a full RTO to be acknowledged, as in
+    // ns-2 (reset_rtx_timer in dupack_action) and Linux: the timer armed by the
+    // last cumulative ACK would otherwise fire while this retransmission is
+    // still queued behind a full buffer. Repeats of the same head (a lost
+    // retransmission, a probe) leave the timer alone, so a head that never
+    // gets through still ends in timeouts and their back-off.
+    if (head_retx_seq_ != seq) arm_rto(now);
     head_retx_seq_ = seq;
     head_retx_ts_us_ = seg.ts_val_us;
-    // The repair of the head gets a full RTO to be acknowledged, as in ns-2
-    // (reset_rtx_timer in dupack_action) and Linux (tcp_xmit_retransmit_queue):
-    // the timer armed by the last cumulative ACK would otherwise fire while
-    // this retransmission is still queued behind a full buffer.
-    arm_rto(now);
   }
   if (retransmit) {
     ++stats_.retransmits;

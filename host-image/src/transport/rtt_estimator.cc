@@ -28,7 +28,7 @@ void RttEstimator::on_sample(Duration rtt) {
     srtt_ = Duration::nanoseconds(srtt_.ns() - srtt_.ns() / 8 + rtt.ns() / 8);
   }
   // RTO <- SRTT + max(G, K*RTTVAR), K = 4.
-  base_rto_ = srtt_ + std::max(cfg_.clock_granularity, Duration::nanoseconds(4 * rttvar_.ns()));
+  base_rto_ = srtt_ + std::max(cfg_.timer_granularity, Duration::nanoseconds(4 * rttvar_.ns()));
   // A fresh sample means the path answers again: drop the back-off
   // (RFC 6298 (5.7) discussion; what every deployed stack does).
   backoffs_ = 0;

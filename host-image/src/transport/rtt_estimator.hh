@@ -18,7 +18,15 @@ struct RttConfig {
   xcp::Duration min_rto = xcp::Duration::milliseconds(200);
   xcp::Duration max_rto = xcp::Duration::seconds(60);           // RFC 6298 (2.5)
   xcp::Duration initial_rto = xcp::Duration::seconds(1);        // RFC 6298 (2.1)
-  xcp::Duration clock_granularity = xcp::Duration::microseconds(1);  // G: µs timestamps
+  xcp::Duration clock_granularity = xcp::Duration::microseconds(1);  // samples: µs timestamps
+  // G in RTO = SRTT + max(G, 4·RTTVAR): the least margin the timer keeps over
+  // SRTT. With µs samples on a path whose RTT has settled (a standing queue),
+  // RTTVAR falls to tens of µs and the timer sits within a fraction of a
+  // millisecond of one RTT, so a repair's ACK that is a little slower than
+  // SRTT loses the race to the timer. The seeds' simulator, ns-2, counts in
+  // ticks of tcpTick_ = 10 ms (its RTTVAR never drops below one tick's
+  // worth); Linux floors the term at 200 ms. We keep ns-2's margin.
+  xcp::Duration timer_granularity = xcp::Duration::milliseconds(10);
 };
 
 class RttEstimator {
