@@ -32,7 +32,9 @@ def _iperf3_seconds(flow: RFlow) -> str:
 
 def server_argv(flow: RFlow, dst_addr: str) -> tuple[str, ...]:
     if flow.tool == "xcpperf":
-        return ("xcpperf", "-s", "-p", str(flow.port), "--one-off", "--json")
+        # The receiver's ACK policy is the server's: it is the side that receives.
+        return ("xcpperf", "-s", "-p", str(flow.port), "--one-off", "--json",
+                *(() if flow.delayed_ack else ("--no-delayed-ack",)))
     return ("iperf3", "-s", "-1", "-B", dst_addr, "-p", str(flow.port), "-J")
 
 

@@ -106,6 +106,15 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             r.bad((*path, "recovery") if f.recovery is not None else path,
                   "kernel TCP (proto tcp) offers recovery sack or newreno (SACK off), not "
                   "reno" + ("" if f.recovery is not None else " (from defaults.flow.recovery)"))
+        delayed_ack = get("delayed_ack", True)
+        if proto in ("tcp", "udp") and not delayed_ack:
+            if f.delayed_ack is not None or proto == "tcp":
+                r.bad((*path, "delayed_ack") if f.delayed_ack is not None else path,
+                      f"delayed_ack: false needs the userspace stack (proto xcp, newreno or "
+                      f"hstcp); {proto} flows run iperf3 over the kernel, whose delayed ACKs "
+                      f"stay on" + ("" if f.delayed_ack is not None
+                                    else " (from defaults.flow.delayed_ack)"))
+            delayed_ack = True
         port = f.port if f.port is not None else FIRST_PORT + i
         pkey = (f.dst, port)
         if pkey in ports:
@@ -117,7 +126,7 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             stop_s=None if size is not None else stop,
             size_bytes=size, parallel=get("parallel", 1),
             rate_bps=None if rate is None else max(1, round(rate * spec.scale)),
-            port=port, recovery=recovery))
+            port=port, recovery=recovery, delayed_ack=delayed_ack))
     _kernel_sack_agrees(r, out)
     return out
 

@@ -150,6 +150,10 @@ class FlowParams(Strict):
     parallel: int | None = Field(default=None, ge=1, le=128)
     rate: Rate | None = None
     recovery: Recovery | None = None
+    # false: the receiver acknowledges every segment, as ns-2's TCPSink (and the
+    # seeds' XCP sinks built on it) do; true (default): every second segment or
+    # 40 ms, as TCP stacks do. xcpperf flows only (xcp, newreno, hstcp).
+    delayed_ack: bool | None = None
 
 
 class FlowSpec(FlowParams):

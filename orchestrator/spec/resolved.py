@@ -76,6 +76,7 @@ class RFlow(Frozen):
     rate_bps: int | None
     port: int
     recovery: Literal["sack", "newreno", "reno"] = "sack"
+    delayed_ack: bool = True  # false: the receiver ACKs every segment (xcpperf --no-delayed-ack)
 
     @property
     def tool(self) -> Literal["xcpperf", "iperf3"]:

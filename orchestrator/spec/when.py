@@ -41,7 +41,7 @@ _CMP: dict[str, Callable[[Any, Any], bool]] = {
 _LINK_BUILTIN: dict[str, Any] = {"delay": 0.0, "buffer": units.Buffer("bdp", 1.0), "loss": 0.0,
                                  "up": True}
 _FLOW_BUILTIN: dict[str, Any] = {"proto": "xcp", "recovery": "sack", "parallel": 1.0,
-                                 "start": 0.0}
+                                 "start": 0.0, "delayed_ack": True}
 _HELP = {"rate": "a rate such as 10Mbps", "duration": "a duration such as 5s",
          "size": "a size such as 10MB", "buffer": "a buffer such as 0.1BDP, 100pkts or 64KB",
          "probability": "a probability such as 1% or 0.01",
@@ -168,6 +168,7 @@ def _effective(spec: Spec, resolved: ResolvedSpec, t: Target) -> Any:
         rf = resolved.flows[t.flow]
         return {"proto": rf.proto, "cc": rf.cc, "start": rf.start_s, "stop": rf.stop_s,
                 "parallel": float(rf.parallel), "recovery": rf.recovery, "port": float(rf.port),
+                "delayed_ack": rf.delayed_ack,
                 "size": None if rf.size_bytes is None else float(rf.size_bytes)}.get(t.key)
     if t.node is not None and t.key == "queue":
         dq = spec.defaults.router.queue if spec.defaults and spec.defaults.router else None
