@@ -136,16 +136,20 @@ class RunContext:
                 return ids
         return []
 
-    def flow_info(self) -> dict[str, dict[str, str]]:
-        """proto/src/dst/recovery of every declared flow (plan first, then the spec)."""
-        out: dict[str, dict[str, str]] = {}
+    def flow_info(self) -> dict[str, dict[str, Any]]:
+        """proto/src/dst/recovery of every declared flow (plan first, then the spec),
+        and delayed_ack (a bool) of the userspace stack's flows."""
+        out: dict[str, dict[str, Any]] = {}
         for src in reversed(self._sources()):  # plan last, so it wins
             for f in _dicts(src.get("flows")):
                 if f.get("id"):
                     keys = ("proto", "src", "dst") if f.get("proto") == "udp" else (
                         "proto", "src", "dst", "recovery")  # UDP repairs nothing
-                    out.setdefault(str(f["id"]), {}).update(
-                        {k: str(f[k]) for k in keys if f.get(k)})
+                    info = out.setdefault(str(f["id"]), {})
+                    info.update({k: str(f[k]) for k in keys if f.get(k)})
+                    if f.get("proto") in ("xcp", "newreno", "hstcp") and isinstance(
+                            f.get("delayed_ack"), bool):
+                        info["delayed_ack"] = f["delayed_ack"]
         return out
 
     def flow_path(self, flow_id: str) -> list[str]:

@@ -195,6 +195,9 @@ class Flow:
     # Loss recovery: sack | newreno | reno (xcpperf --loss-recovery; kernel TCP: sack
     # or newreno = net.ipv4.tcp_sack 0 in both hosts' namespaces, Node.sysctls).
     recovery: str = "sack"
+    # The receiver's ACK policy (xcpperf flows): False = every segment
+    # (server --no-delayed-ack); kernel flows keep the kernel's delayed ACKs.
+    delayed_ack: bool = True
 
 
 @dataclass(frozen=True)

@@ -218,7 +218,7 @@ class Planner:
                  server_argv=tools.server_argv(f, dst_addr),
                  client_argv=tools.client_argv(f, src_addr, dst_addr,
                                                self.spec.metrics_interval_s),
-                 recovery=f.recovery)
+                 recovery=f.recovery, delayed_ack=f.delayed_ack)
             for f, fwd, src_addr, dst_addr, rtt in flow_rows)
         return Plan(
             experiment=self.spec.name, run_id=self.run_id, run_tag=self.tag,

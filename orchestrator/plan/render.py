@@ -64,10 +64,11 @@ def render(plan: Plan) -> str:
         rows.append([f.id, f.proto + (f"/{f.cc}" if f.cc else ""), f"{f.src}->{f.dst}",
                      f"{f.dst_addr}:{f.port}", f"{fmt_duration(f.start_s)}..{until}",
                      str(f.parallel), f.recovery if f.proto != "udp" else "-",
+                     ("delayed" if f.delayed_ack else "every") if f.tool == "xcpperf" else "-",
                      fmt_rate(f.rate_bps) if f.rate_bps else "-",
                      fmt_duration(f.rtt_s), " ".join(f.path)])
-    out += _table(["flow", "proto", "hosts", "to", "time", "P", "recovery", "rate", "RTT",
-                   "path"],
+    out += _table(["flow", "proto", "hosts", "to", "time", "P", "recovery", "ACKs", "rate",
+                   "RTT", "path"],
                   rows) + [""]
     out.append("TIMELINE")
     rows = []

@@ -107,13 +107,15 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
                   "kernel TCP (proto tcp) offers recovery sack or newreno (SACK off), not "
                   "reno" + ("" if f.recovery is not None else " (from defaults.flow.recovery)"))
         delayed_ack = get("delayed_ack", True)
-        if proto in ("tcp", "udp") and not delayed_ack:
-            if f.delayed_ack is not None or proto == "tcp":
-                r.bad((*path, "delayed_ack") if f.delayed_ack is not None else path,
-                      f"delayed_ack: false needs the userspace stack (proto xcp, newreno or "
-                      f"hstcp); {proto} flows run iperf3 over the kernel, whose delayed ACKs "
-                      f"stay on" + ("" if f.delayed_ack is not None
-                                    else " (from defaults.flow.delayed_ack)"))
+        if proto == "udp" and f.delayed_ack is not None:
+            r.bad((*path, "delayed_ack"), "udp flows send no ACKs: remove delayed_ack")
+        elif proto == "tcp" and not delayed_ack:
+            r.bad((*path, "delayed_ack") if f.delayed_ack is not None else path,
+                  "delayed_ack: false needs the userspace stack (proto xcp, newreno or "
+                  "hstcp); kernel TCP (iperf3) keeps the kernel's delayed ACKs: set "
+                  "delayed_ack: true on this flow or use one of those protos"
+                  + ("" if f.delayed_ack is not None else " (from defaults.flow.delayed_ack)"))
+        if proto in ("tcp", "udp"):
             delayed_ack = True
         port = f.port if f.port is not None else FIRST_PORT + i
         pkey = (f.dst, port)

@@ -136,31 +136,3 @@ def test_unknown_recovery_lists_the_valid_ones() -> None:
     assert len(out) == 1 and "flows[0].recovery" in out[0]
     assert "sack" in out[0] and "newreno" in out[0] and "reno" in out[0]
 
-
-def test_delayed_ack_false_makes_the_xcpperf_receiver_ack_every_segment() -> None:
-    p = plan_of(spec("  - {id: x, proto: xcp, src: h1, dst: h2, delayed_ack: false}\n"
-                     "  - {id: n, proto: newreno, src: h1, dst: h3}"))
-    assert p.flow("x").server_argv[-1] == "--no-delayed-ack"
-    assert "--no-delayed-ack" not in p.flow("x").client_argv  # the receiver decides
-    assert "--no-delayed-ack" not in p.flow("n").server_argv  # built-in: delayed ACKs
-
-
-def test_delayed_ack_default_reaches_userspace_flows_and_spares_udp() -> None:
-    text = spec("  - {id: h, proto: hstcp, src: h1, dst: h2}\n"
-                "  - {id: u, proto: udp, rate: 1Mbps, src: h1, dst: h3}").replace(
-        "flow: {recovery: sack}", "flow: {recovery: sack, delayed_ack: false}")
-    p = plan_of(text)
-    assert "--no-delayed-ack" in p.flow("h").server_argv
-    assert "--no-delayed-ack" not in p.flow("u").server_argv
-
-
-def test_kernel_tcp_cannot_turn_delayed_ack_off() -> None:
-    out = problems(spec("  - {id: t, proto: tcp, src: h1, dst: h2, delayed_ack: false}"))
-    assert len(out) == 1
-    assert out[0].startswith("r.yaml:16: flows[0].delayed_ack:")
-    assert "needs the userspace stack (proto xcp, newreno or hstcp)" in out[0]
-    text = spec("  - {id: t, proto: tcp, src: h1, dst: h2}").replace(
-        "flow: {recovery: sack}", "flow: {recovery: sack, delayed_ack: false}")
-    out = problems(text)
-    assert len(out) == 1 and out[0].startswith("r.yaml:16: flows[0]:")
-    assert "(from defaults.flow.delayed_ack)" in out[0]
