@@ -2,47 +2,26 @@
 
 from __future__ import annotations
 
+import flow_spec_helpers as helpers
 import pytest
+from flow_spec_helpers import three_hosts
 
 from orchestrator.analysis.run_context import RunContext
-from orchestrator.errors import SpecError
 from orchestrator.plan.model import Plan
-from orchestrator.plan.planner import make_plan
 from orchestrator.plan.render import render
 from orchestrator.spec import load_spec_text
 
-SPEC = """\
-name: acks
-duration: 10s
-defaults:
-  link: {capacity: 10Mbps, delay: 5ms}
-  flow: {DEFAULTS}
-nodes:
-  h1: {role: host}
-  h2: {role: host}
-  h3: {role: host}
-  r1: {role: router}
-links:
-  - {a: h1, b: r1}
-  - {a: h2, b: r1}
-  - {a: h3, b: r1}
-flows:
-FLOWS
-"""
-
 
 def spec(flows: str, defaults: str = "parallel: 1") -> str:
-    return SPEC.replace("DEFAULTS", defaults).replace("FLOWS", flows)
+    return three_hosts(flows, defaults)
 
 
 def plan_of(text: str) -> Plan:
-    return make_plan(load_spec_text(text, "a.yaml"), "20261122-000000-acks")
+    return helpers.plan_of(text, "a.yaml")
 
 
 def problems(text: str) -> list[str]:
-    with pytest.raises(SpecError) as e:
-        load_spec_text(text, "a.yaml")
-    return [str(p) for p in e.value.problems]
+    return helpers.problems(text, "a.yaml")
 
 
 @pytest.mark.parametrize("proto", ["xcp", "newreno", "hstcp"])

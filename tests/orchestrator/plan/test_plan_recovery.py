@@ -2,47 +2,25 @@
 
 from __future__ import annotations
 
+import flow_spec_helpers as helpers
 import pytest
+from flow_spec_helpers import three_hosts
 
 from agents.from_plan import share_for
-from orchestrator.errors import SpecError
 from orchestrator.plan.model import Plan
-from orchestrator.plan.planner import make_plan
 from orchestrator.plan.render import render
-from orchestrator.spec import load_spec_text
-
-SPEC = """\
-name: recovery
-duration: 10s
-defaults:
-  link: {capacity: 10Mbps, delay: 5ms}
-  flow: {recovery: RECOVERY}
-nodes:
-  h1: {role: host}
-  h2: {role: host}
-  h3: {role: host}
-  r1: {role: router}
-links:
-  - {a: h1, b: r1}
-  - {a: h2, b: r1}
-  - {a: h3, b: r1}
-flows:
-FLOWS
-"""
 
 
 def spec(flows: str, recovery: str = "sack") -> str:
-    return SPEC.replace("RECOVERY", recovery).replace("FLOWS", flows)
+    return three_hosts(flows, f"recovery: {recovery}")
 
 
 def plan_of(text: str) -> Plan:
-    return make_plan(load_spec_text(text, "r.yaml"), "20261121-000000-recovery")
+    return helpers.plan_of(text, "r.yaml")
 
 
 def problems(text: str) -> list[str]:
-    with pytest.raises(SpecError) as e:
-        load_spec_text(text, "r.yaml")
-    return [str(p) for p in e.value.problems]
+    return helpers.problems(text, "r.yaml")
 
 
 def test_default_is_sack_and_xcpperf_gets_no_option() -> None:
