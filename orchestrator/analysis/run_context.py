@@ -147,8 +147,7 @@ class RunContext:
                         "proto", "src", "dst", "recovery")  # UDP repairs nothing
                     info = out.setdefault(str(f["id"]), {})
                     info.update({k: str(f[k]) for k in keys if f.get(k)})
-                    if f.get("proto") in ("xcp", "newreno", "hstcp") and isinstance(
-                            f.get("delayed_ack"), bool):
+                    if f.get("tool") == "xcpperf" and isinstance(f.get("delayed_ack"), bool):
                         info["delayed_ack"] = f["delayed_ack"]
         return out
 
