@@ -21,6 +21,11 @@ nlohmann::json stream_json(const StreamSample& s) {
           {"timeouts", s.timeouts},
           {"fast_recoveries", s.fast_recoveries},
           {"bytes_in_flight", s.bytes_in_flight},
+          {"unacked_bytes", s.unacked_bytes},
+          {"sacked_bytes", s.sacked_bytes},
+          {"lost_bytes", s.lost_bytes},
+          {"retransmitted_bytes", s.retransmitted_bytes},
+          {"in_recovery", s.in_recovery},
           {"loss_fallback", s.loss_fallback},
           {"omitted", false},
           {"sender", true}};

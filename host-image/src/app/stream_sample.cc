@@ -19,6 +19,12 @@ StreamSample StreamSampler::take(const Connection& c, double end_s) {
   s.srtt_us = c.rtt().srtt().us();
   s.rttvar_us = c.rtt().rttvar().us();
   s.bytes_in_flight = c.bytes_in_flight();
+  const SackScoreboard& b = c.scoreboard();
+  s.unacked_bytes = b.outstanding_bytes();
+  s.sacked_bytes = b.sacked_bytes();
+  s.lost_bytes = b.lost_bytes();
+  s.retransmitted_bytes = b.retransmitted_bytes();
+  s.in_recovery = c.in_recovery();
   s.loss_fallback = c.controller().in_loss_fallback();
   prev_ = now;
   last_s_ = end_s;

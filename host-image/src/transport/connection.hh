@@ -95,6 +95,10 @@ class Connection final : private ReceiveSink {
   bool closing() const { return fin_queued_; }
   bool peer_finished() const { return rx_.fin_received(); }
   uint64_t bytes_in_flight() const { return board_.pipe(); }
+  // Sender-side loss state (outstanding, SACKed, lost, retransmitted bytes),
+  // reported per interval like Linux's tcp_info unacked/sacked/lost/retrans.
+  const SackScoreboard& scoreboard() const { return board_; }
+  bool in_recovery() const { return in_recovery_; }
   void set_handler(ConnectionHandler* h) { handler_ = h; }
   ConnectionHandler* handler() const { return handler_; }
 
