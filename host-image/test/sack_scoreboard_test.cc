@@ -174,6 +174,36 @@ TEST(SackScoreboard, WithoutSackDupacksDrainPipeAndMarkHead) {
   EXPECT_EQ(sb.next_segment_to_retransmit()->start, 5000u);
 }
 
+// With SACK negotiated, a duplicate ACK without blocks acknowledges a duplicate
+// segment (the network's, or a go-back-N resending what the peer had): nothing
+// left the network, so pipe stays and no segment is marked lost.
+TEST(SackScoreboard, WithSackNegotiatedBlocklessDupacksKeepPipe) {
+  SackScoreboard sb(0, kMss);
+  sb.set_sack_negotiated(true);
+  send_new(sb, 10);
+  for (int i = 1; i <= 5; ++i) EXPECT_TRUE(ack(sb, 0).duplicate);
+  EXPECT_EQ(sb.pipe(), 10'000u);
+  EXPECT_FALSE(sb.is_lost(0));
+  EXPECT_FALSE(sb.next_segment_to_retransmit().has_value());
+}
+
+// The no-SACK estimate is dropped on request (the transport asks when snd_una
+// advances outside fast recovery): kept, a later run of one-segment advances
+// never subtracts it and pipe stays below what is really in flight.
+TEST(SackScoreboard, ForgettingTheDupackEstimateRestoresPipe) {
+  SackScoreboard sb(0, kMss);
+  send_new(sb, 10);
+  ack(sb, 0);
+  ack(sb, 0);  // two duplicates: below the threshold, nothing marked lost
+  EXPECT_EQ(sb.pipe(), 8000u);
+  for (int i = 1; i <= 4; ++i) ack(sb, i * 1000);  // one segment each
+  send_new(sb, 4);
+  EXPECT_EQ(sb.outstanding_bytes(), 10'000u);
+  EXPECT_EQ(sb.pipe(), 8000u);  // the two phantom segments are still counted as gone
+  sb.forget_dupack_estimate();
+  EXPECT_EQ(sb.pipe(), 10'000u);
+}
+
 TEST(SackScoreboard, NoDuplicateWithNothingOutstanding) {
   SackScoreboard sb(0, kMss);
   EXPECT_FALSE(ack(sb, 0).duplicate);

@@ -113,6 +113,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
     if (seg.ts_ecr_us != 0) rtt_.on_sample(xcp::Duration::microseconds(wire_timestamp_us(now) - seg.ts_ecr_us));
     rx_.set_ts_recent(seg.ts_val_us);
     sack_ok_ = mode() == LossRecovery::kSack && seg.sack_permitted;
+    board_.set_sack_negotiated(sack_ok_);
     peer_window_end_ = seg.window_bytes;
     enter_established(now);
     rx_.request_ack();
@@ -124,6 +125,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
     rx_.set_ts_recent(seg.ts_val_us);
     if (state_ == ConnState::kSynReceived) {
       sack_ok_ = mode() == LossRecovery::kSack && seg.sack_permitted;
+      board_.set_sack_negotiated(sack_ok_);
       send_control(seg_flags::kSyn | seg_flags::kAck, now);
     } else {
       rx_.request_ack();
@@ -154,6 +156,13 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
   const size_t blocks = mode() == LossRecovery::kSack ? seg.sack_count : 0;
   if (blocks > 0) peer_sends_sack_ = true;
   const AckUpdate upd = board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), blocks));
+  // Outside fast recovery an advance of snd_una ends what duplicate ACKs
+  // before it meant (reordering, duplicated segments, the go-back-N after an
+  // RTO resending what the peer had): without SACK their estimate would
+  // otherwise stay in pipe and let the window overshoot for good.
+  if (upd.cumulative_advance_bytes > 0 && !(in_recovery_ && !recovery_after_rto_)) {
+    board_.forget_dupack_estimate();
+  }
   last_ack_at_ = now;
   probe_sent_ = false;
   AckEvent ev;

@@ -53,6 +53,7 @@ void Connection::exit_recovery(xcp::Timestamp now) {
   in_recovery_ = false;
   retransmit_owed_ = false;
   recovery_after_rto_ = false;
+  board_.forget_dupack_estimate();  // Linux tcp_reset_reno_sack on leaving recovery
   cc_->on_recovery_exit(now);
 }
 

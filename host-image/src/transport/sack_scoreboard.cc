@@ -205,7 +205,7 @@ AckUpdate SackScoreboard::on_ack(uint64_t cumulative_ack, std::span<const SackBl
   if (advance == 0 && had_outstanding) {
     u.duplicate = true;
     ++dupacks_;
-    if (blocks.empty() && sacked_bytes_ == 0) {
+    if (!sack_negotiated_ && blocks.empty() && sacked_bytes_ == 0) {
       // Peer does not SACK: each dupack means one more segment left the network.
       const uint64_t out = outstanding_bytes();
       const uint64_t cap = out > mss_ ? out - mss_ : 0;

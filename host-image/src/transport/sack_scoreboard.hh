@@ -11,10 +11,13 @@
 // the transport's; `AckUpdate::duplicate` and `dupacks()` give it what it needs.
 //
 // No reneging: once SACKed, a range stays SACKed until on_timeout().
-// Without SACK blocks from the peer, each duplicate ACK is taken as one MSS
+// When SACK was not negotiated, each duplicate ACK is taken as one MSS
 // delivered (as Linux's NewReno mode does), so pipe() falls during recovery and
 // controllers never need RFC 5681 window inflation; after dup_thresh duplicate
-// ACKs the head segment counts as lost.
+// ACKs the head segment counts as lost. The transport forgets that estimate
+// whenever snd_una advances outside fast recovery (forget_dupack_estimate).
+// When SACK was negotiated, only SACK blocks lower pipe: a duplicate ACK
+// without blocks acknowledges a duplicate segment or updates the window.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +51,15 @@ struct AckUpdate {
 class SackScoreboard {
  public:
   explicit SackScoreboard(uint64_t initial_seq, uint32_t mss_bytes, uint32_t dup_thresh = 3);
+
+  // The peer reports out-of-order data in SACK blocks (negotiated on the SYNs).
+  // Until then duplicate ACKs without blocks feed the no-SACK estimate.
+  void set_sack_negotiated(bool on) { sack_negotiated_ = on; }
+  // Drops the no-SACK estimate of segments delivered past a hole. Called when
+  // snd_una advances outside fast recovery (Linux tcp_reset_reno_sack): those
+  // duplicate ACKs were reordering or duplicates, and kept would lower pipe
+  // for good, since each later ACK advances snd_una by one segment only.
+  void forget_dupack_estimate() { dupack_delivered_bytes_ = 0; }
 
   // Records a transmission of [seq, seq+len). seq == snd_nxt() is new data;
   // seq < snd_nxt() is a retransmission (marks the range retransmitted).
@@ -115,6 +127,7 @@ class SackScoreboard {
   // whenever something is marked lost, so const lookups may advance it.
   mutable uint64_t retx_hint_ = 0;
   uint32_t dupacks_ = 0;
+  bool sack_negotiated_ = false;
 };
 
 }  // namespace xcphost
