@@ -43,20 +43,21 @@ def test_seed_experiment_meets_its_expectations(spec: str, tmp_path: Path) -> No
 
 
 def test_hstcp_takes_several_times_newreno_share(tmp_path: Path) -> None:
-    """Seed 003 Fig. 4 over 5 repetitions: the median HSTCP/NewReno ratio >= 3.
+    """Seed 003 Fig. 4 over 5 repetitions: every run's own check (HSTCP >= 3x NewReno
+    from 30 s on, after the simultaneous slow starts) passes.
 
-    Two AIMD flows on one DropTail queue: which flow a congestion epoch hits, and
-    how the simultaneous slow starts end (both time out), is decided by
-    sub-millisecond timing, and 60 s hold only 5-8 epochs. Single runs measured
-    2.20..6.07 (median 3.27 over 9), so one run is a sample, not the result; each
-    run still reports its own check."""
+    With every segment ACKed, as the paper's ns-2 sinks do, each congestion epoch
+    hits both flows and the ratio climbs toward the synchronised equilibrium
+    (~8x): 10 runs of 60 s measured 6.38..7.87 over 30-60 s (3.35..5.84 over the
+    whole run, start-up included). With delayed ACKs single runs spread 1.8..6.2
+    and only the median held (docs/reproductions.md)."""
     need_tools()
     rows = run_sweep("hstcp/dumbbell-50mbps.yaml", tmp_path, [], repeat=5, timeout_s=900)
     assert all(r["status"] == "completed" for r in rows), [r["error"] for r in rows]
     assert all(r["fidelity_ok"] == "True" for r in rows), [r["run_id"] for r in rows]
-    ratios = [float(r["flow.hstcp.throughput_mbps"]) / float(r["flow.newreno.throughput_mbps"])
-              for r in rows]
-    assert statistics.median(ratios) >= 3.0, f"HSTCP/NewReno per run: {ratios} (paper: > 10)"
+    whole_run = [float(r["flow.hstcp.throughput_mbps"]) / float(r["flow.newreno.throughput_mbps"])
+                 for r in rows]
+    assert not _failed_points(rows), f"{_failed_points(rows)}; whole-run ratios {whole_run}"
 
 
 def test_fig2c_moves_at_most_half_of_fig2b(tmp_path: Path) -> None:
