@@ -58,9 +58,11 @@ TEST_P(PipeAccounting, DuplicatedSegmentsNeverOpenTheWindowBeyondCwnd) {
   Connection& c = net.a().connect({SimNetwork::kAddrB, 40000, 5001}, cfg, &tx, net.now());
 
   // The link is this flow's alone, so the test can follow each admitted data
-  // packet to its arrival: FIFO serialisation at `rate`, then `one_way`.
+  // packet until its ACK is back: FIFO serialisation at `rate`, `one_way` to
+  // the receiver and `one_way` back (the ACK's own few µs of serialisation,
+  // and a delayed ACK's wait, are left out: the count errs low, never high).
   xcp::Timestamp link_free_at = xcp::Timestamp::zero();
-  std::deque<std::pair<xcp::Timestamp, uint64_t>> on_wire;  // arrival, seq
+  std::deque<std::pair<xcp::Timestamp, uint64_t>> on_wire;  // ACK back by, seq
   const xcp::Timestamp judged_from = net.now() + xcp::Duration::seconds(3);  // after slow start
   int64_t worst_excess = -1'000'000;
   uint64_t judged = 0, high = 0;
@@ -71,7 +73,8 @@ TEST_P(PipeAccounting, DuplicatedSegmentsNeverOpenTheWindowBeyondCwnd) {
     const xcp::Timestamp now = net.now();
     while (!on_wire.empty() && on_wire.front().first <= now) on_wire.pop_front();
     // New data leaving outside recovery: the window must cover everything of
-    // ours still travelling above snd_una (copies below it were delivered).
+    // ours above snd_una not yet answered (copies below it were delivered;
+    // what was dropped never entered `on_wire`).
     if (pkt->seg.seq >= high && !c.in_recovery() && now >= judged_from) {
       const uint64_t una = c.scoreboard().snd_una();
       const auto above = std::count_if(on_wire.begin(), on_wire.end(),
@@ -82,7 +85,7 @@ TEST_P(PipeAccounting, DuplicatedSegmentsNeverOpenTheWindowBeyondCwnd) {
     }
     high = std::max<uint64_t>(high, pkt->seg.seq + pkt->payload);
     link_free_at = std::max(now, link_free_at) + rate.transfer_time(b.size() + 20);
-    on_wire.emplace_back(link_free_at + one_way, pkt->seg.seq);
+    on_wire.emplace_back(link_free_at + one_way + one_way, pkt->seg.seq);
     return true;
   };
 
@@ -96,7 +99,10 @@ TEST_P(PipeAccounting, DuplicatedSegmentsNeverOpenTheWindowBeyondCwnd) {
 
   ASSERT_GT(net.a_to_b().duplicated, 100u) << name;  // the impairment really happened
   ASSERT_GT(judged, 5000u) << name;  // most of the run is outside recovery
-  EXPECT_LE(worst_excess, 1) << name;  // one segment of slack: the one leaving now
+  // One segment of slack: the one leaving now. Reno outside fast recovery
+  // compares its window with pipe_without_dupacks, which ignores the dupack
+  // estimate by design; its cases guard that.
+  EXPECT_LE(worst_excess, 1) << name;
   // A 3-BDP buffer keeps the link busy through every halving.
   EXPECT_GE(goodput_bps, 0.8 * rate.bits_per_s()) << name;
   EXPECT_FALSE(rx.mismatch) << name;

@@ -20,9 +20,11 @@ struct StreamSample {
   uint64_t timeouts = 0;         // retransmission timeouts
   uint64_t fast_recoveries = 0;  // fast-retransmit recovery episodes entered
   int64_t feedback_bytes = 0;    // sum of H_reverse_feedback received
-  uint64_t bytes_in_flight = 0;  // RFC 6675 pipe, what the window is compared with
-  // The scoreboard behind pipe, at the end of the interval: outstanding =
-  // snd_nxt - snd_una; pipe = outstanding - sacked - lost + retransmitted.
+  uint64_t bytes_in_flight = 0;  // RFC 6675 pipe
+  // The scoreboard behind pipe, at the end of the interval: unacked =
+  // snd_nxt - snd_una; pipe = unacked - sacked - lost + retransmitted, less
+  // the no-SACK estimate of segments delivered past a hole. in_recovery: fast
+  // recovery or the go-back-N repair after an RTO.
   uint64_t unacked_bytes = 0;
   uint64_t sacked_bytes = 0;
   uint64_t lost_bytes = 0;

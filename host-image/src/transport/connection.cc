@@ -156,11 +156,16 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
   const size_t blocks = mode() == LossRecovery::kSack ? seg.sack_count : 0;
   if (blocks > 0) peer_sends_sack_ = true;
   const AckUpdate upd = board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), blocks));
-  // Outside fast recovery an advance of snd_una ends what duplicate ACKs
-  // before it meant (reordering, duplicated segments, the go-back-N after an
-  // RTO resending what the peer had): without SACK their estimate would
-  // otherwise stay in pipe and let the window overshoot for good.
-  if (upd.cumulative_advance_bytes > 0 && !(in_recovery_ && !recovery_after_rto_)) {
+  // Without SACK the scoreboard takes each duplicate ACK as a segment
+  // delivered past a hole (tcp_add_reno_sack). Outside fast recovery an advance
+  // of snd_una ends what the duplicates before it meant (reordering,
+  // duplicated segments), and kept they would stay in pipe for good. In the
+  // go-back-N after an RTO, until data beyond the recovery point leaves, a
+  // duplicate ACK answers a resent segment the peer already had: it frees
+  // nothing (Linux tcp_process_loss counts them only once snd_nxt > high_seq).
+  const bool fast_recovery = in_recovery_ && !recovery_after_rto_;
+  const bool resending_after_rto = in_recovery_ && recovery_after_rto_ && board_.snd_nxt() <= recovery_point_;
+  if ((upd.cumulative_advance_bytes > 0 && !fast_recovery) || (upd.duplicate && resending_after_rto)) {
     board_.forget_dupack_estimate();
   }
   last_ack_at_ = now;

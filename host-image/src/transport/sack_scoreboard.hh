@@ -16,8 +16,9 @@
 // controllers never need RFC 5681 window inflation; after dup_thresh duplicate
 // ACKs the head segment counts as lost. The transport forgets that estimate
 // whenever snd_una advances outside fast recovery (forget_dupack_estimate).
-// When SACK was negotiated, only SACK blocks lower pipe: a duplicate ACK
-// without blocks acknowledges a duplicate segment or updates the window.
+// When SACK was negotiated, only SACK blocks lower pipe: our receiver puts
+// blocks on every pure ACK while it holds out-of-order data, so a duplicate
+// ACK without them acknowledges a duplicate segment (or is a window update).
 #pragma once
 
 #include <cstdint>
