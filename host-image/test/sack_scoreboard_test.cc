@@ -204,6 +204,22 @@ TEST(SackScoreboard, ForgettingTheDupackEstimateRestoresPipe) {
   EXPECT_EQ(sb.pipe(), 10'000u);
 }
 
+// A segment carrying the peer's own data repeats the cumulative ACK because
+// the peer is sending, not because our data arrived out of order: it is no
+// duplicate ACK (RFC 5681 definition, Linux FLAG_NOT_DUP), frees nothing and
+// marks nothing lost, whatever the SACK mode.
+TEST(SackScoreboard, AckOnTheSegmentOfPeerDataIsNoDuplicate) {
+  SackScoreboard sb(0, kMss);
+  send_new(sb, 10);
+  for (int i = 1; i <= 4; ++i) {
+    const AckUpdate u = sb.on_ack(0, {}, /*carries_data=*/true);
+    EXPECT_FALSE(u.duplicate);
+  }
+  EXPECT_EQ(sb.dupacks(), 0u);
+  EXPECT_EQ(sb.pipe(), 10'000u);
+  EXPECT_FALSE(sb.is_lost(0));
+}
+
 TEST(SackScoreboard, NoDuplicateWithNothingOutstanding) {
   SackScoreboard sb(0, kMss);
   EXPECT_FALSE(ack(sb, 0).duplicate);

@@ -141,7 +141,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
   }
 
   rx_.note_timestamp(seg.ts_val_us);
-  if (seg.has(seg_flags::kAck)) on_ack_field(shim, seg, now);
+  if (seg.has(seg_flags::kAck)) on_ack_field(shim, seg, !payload.empty() || seg.has(seg_flags::kFin), now);
   if (done()) return;
   if (!payload.empty() || seg.has(seg_flags::kFin)) {
     rx_.on_segment(seg.seq, payload, seg.has(seg_flags::kFin), now, *this);
@@ -150,12 +150,13 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
   maybe_done();
 }
 
-void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& seg,
+void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& seg, bool carries_data,
                               xcp::Timestamp now) {
   // Without SACK (NewReno/Reno modes) blocks a peer sends anyway are ignored.
   const size_t blocks = mode() == LossRecovery::kSack ? seg.sack_count : 0;
   if (blocks > 0) peer_sends_sack_ = true;
-  const AckUpdate upd = board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), blocks));
+  const AckUpdate upd =
+      board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), blocks), carries_data);
   // Without SACK the scoreboard takes each duplicate ACK as a segment
   // delivered past a hole (tcp_add_reno_sack). Outside fast recovery an advance
   // of snd_una ends what the duplicates before it meant (reordering,

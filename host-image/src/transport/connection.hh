@@ -103,7 +103,9 @@ class Connection final : private ReceiveSink {
   ConnectionHandler* handler() const { return handler_; }
 
  private:
-  void on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& seg, xcp::Timestamp now);
+  // `carries_data`: the segment has payload or FIN (it is then no duplicate ACK).
+  void on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& seg, bool carries_data,
+                    xcp::Timestamp now);
   // ReceiveSink: what the receive side accepted, passed on to the application.
   void on_bytes(std::span<const uint8_t> bytes) override;
   void on_fin() override;

@@ -183,7 +183,8 @@ void SackScoreboard::detect_losses() {
   }
 }
 
-AckUpdate SackScoreboard::on_ack(uint64_t cumulative_ack, std::span<const SackBlock> blocks) {
+AckUpdate SackScoreboard::on_ack(uint64_t cumulative_ack, std::span<const SackBlock> blocks,
+                                 bool carries_data) {
   AckUpdate u;
   if (cumulative_ack < una_ || cumulative_ack > nxt_) {
     u.stale = true;
@@ -202,7 +203,7 @@ AckUpdate SackScoreboard::on_ack(uint64_t cumulative_ack, std::span<const SackBl
   }
   for (const SackBlock& b : blocks) u.newly_sacked_bytes += apply_block(b);
 
-  if (advance == 0 && had_outstanding) {
+  if (advance == 0 && had_outstanding && !carries_data) {
     u.duplicate = true;
     ++dupacks_;
     if (!sack_negotiated_ && blocks.empty() && sacked_bytes_ == 0) {

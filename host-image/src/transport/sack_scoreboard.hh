@@ -43,7 +43,8 @@ struct AckUpdate {
   // Bytes this ACK reports delivered for the first time: the part of the
   // cumulative advance not SACKed before, plus newly SACKed bytes.
   uint64_t newly_acked_bytes = 0;
-  // RFC 5681 duplicate ACK: data outstanding, cumulative ACK did not advance.
+  // RFC 5681 duplicate ACK: data outstanding, cumulative ACK did not advance,
+  // no data on the segment.
   bool duplicate = false;
   // The ACK was ignored: cumulative ACK below snd_una or above snd_nxt.
   bool stale = false;
@@ -65,7 +66,10 @@ class SackScoreboard {
   // Records a transmission of [seq, seq+len). seq == snd_nxt() is new data;
   // seq < snd_nxt() is a retransmission (marks the range retransmitted).
   void on_sent(uint64_t seq, uint32_t len);
-  AckUpdate on_ack(uint64_t cumulative_ack, std::span<const SackBlock> blocks);
+  // `carries_data`: the ACK came on a segment with payload, SYN or FIN. RFC
+  // 5681 (and Linux's FLAG_NOT_DUP) never takes such a segment for a duplicate
+  // ACK: the peer sent it for its own data, not because ours arrived.
+  AckUpdate on_ack(uint64_t cumulative_ack, std::span<const SackBlock> blocks, bool carries_data = false);
   void on_timeout();
   // Marks the segment at snd_una lost (NewReno partial ACK, no-SACK entry).
   void mark_head_lost();
