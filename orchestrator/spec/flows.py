@@ -53,6 +53,13 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
                 v = getattr(d, key)
             return default if v is None else v
 
+        def blame(key: str, f: Any = f, path: PathT = path) -> tuple[PathT, str]:
+            """Where a problem with `key` points, and the note naming
+            defaults.flow when the value came from there."""
+            if getattr(f, key) is not None:
+                return (*path, key), ""
+            return path, f" (from defaults.flow.{key})"
+
         proto = get("proto", "xcp")
         start = get("start", None)
         if f.id in starts:
@@ -103,18 +110,17 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
                          "flows, not udp")
             recovery = "sack"
         elif proto == "tcp" and recovery == "reno":
-            r.bad((*path, "recovery") if f.recovery is not None else path,
-                  "kernel TCP (proto tcp) offers recovery sack or newreno (SACK off), not "
-                  "reno" + ("" if f.recovery is not None else " (from defaults.flow.recovery)"))
+            where, origin = blame("recovery")
+            r.bad(where, "kernel TCP (proto tcp) offers recovery sack or newreno (SACK off), "
+                  "not reno" + origin)
         delayed_ack = get("delayed_ack", True)
         if proto == "udp" and f.delayed_ack is not None:
             r.bad((*path, "delayed_ack"), "udp flows send no ACKs: remove delayed_ack")
         elif proto == "tcp" and not delayed_ack:
-            r.bad((*path, "delayed_ack") if f.delayed_ack is not None else path,
-                  "delayed_ack: false needs the userspace stack (proto xcp, newreno or "
-                  "hstcp); kernel TCP (iperf3) keeps the kernel's delayed ACKs: set "
-                  "delayed_ack: true on this flow or use one of those protos"
-                  + ("" if f.delayed_ack is not None else " (from defaults.flow.delayed_ack)"))
+            where, origin = blame("delayed_ack")
+            r.bad(where, "delayed_ack: false needs the userspace stack (proto xcp, newreno "
+                  "or hstcp); kernel TCP (iperf3) keeps the kernel's delayed ACKs: set "
+                  "delayed_ack: true on this flow or use one of those protos" + origin)
         if proto in ("tcp", "udp"):
             delayed_ack = True
         port = f.port if f.port is not None else FIRST_PORT + i

@@ -141,9 +141,10 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
   }
 
   rx_.note_timestamp(seg.ts_val_us);
-  if (seg.has(seg_flags::kAck)) on_ack_field(shim, seg, !payload.empty() || seg.has(seg_flags::kFin), now);
+  const bool carries_data = !payload.empty() || seg.has(seg_flags::kFin);
+  if (seg.has(seg_flags::kAck)) on_ack_field(shim, seg, carries_data, now);
   if (done()) return;
-  if (!payload.empty() || seg.has(seg_flags::kFin)) {
+  if (carries_data) {
     rx_.on_segment(seg.seq, payload, seg.has(seg_flags::kFin), now, *this);
   }
   pump(now);  // before maybe_done(): the ACK of the peer's FIN must still leave
