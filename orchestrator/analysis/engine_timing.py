@@ -94,8 +94,11 @@ def check_engines(engine_df: pd.DataFrame, th: TimingThresholds,
         st = stats[str(node)]
         if np.isfinite(st["events"]):
             problems += _event_problems(str(node), st, th)
-        else:
+        elif df["max_lateness_us"].notna().any():
             problems += _legacy_timer_problems(str(node), df, th)
+        else:
+            problems.append(f"engine {node}: no lateness counts (neither link events nor "
+                            "timers) in engine.csv: its timing cannot be judged")
         problems += _cpu_problems(str(node), df, th)
     return problems
 
@@ -103,6 +106,11 @@ def check_engines(engine_df: pd.DataFrame, th: TimingThresholds,
 def _event_problems(node: str, st: dict[str, Any], th: TimingThresholds) -> list[str]:
     f1, f5, worst = (st["events_late_1ms_fraction"], st["events_late_5ms_fraction"],
                      st["max_event_lateness_ms"])
+    if not (np.isfinite(f1) and np.isfinite(f5) and np.isfinite(worst)):
+        # No events (0 counted) or cells missing: an unknown share is not a small one.
+        return [(f"engine {node}: lateness unknown ({int(st['events'])} link events counted, "
+                 f"late fractions {f1:.3g} / {f5:.3g}, worst {worst:.3g} ms): its timing "
+                 "cannot be judged")]
     too_many = (f1 > th.max_fraction_late_1ms) or (f5 > th.max_fraction_late_5ms)
     if not too_many and not worst * 1000 > th.hard_event_lateness_us:
         return []
@@ -137,7 +145,8 @@ def _legacy_timer_problems(node: str, df: pd.DataFrame, th: TimingThresholds) ->
 def _cpu_problems(node: str, df: pd.DataFrame, th: TimingThresholds) -> list[str]:
     cpu = df[["t_s", "cpu_s"]].dropna()
     if len(cpu) < 2:
-        return []
+        return [f"engine {node}: CPU time sampled {len(cpu)} time(s): its headroom cannot "
+                "be judged"]
     dt = np.diff(cpu["t_s"].to_numpy(dtype=float))
     dc = np.diff(cpu["cpu_s"].to_numpy(dtype=float))
     ok = dt > 0

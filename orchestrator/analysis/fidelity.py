@@ -220,3 +220,25 @@ def check_counters(ld: LinkData) -> list[str]:
         ld.samples["link"]).sum()
     return [f"link {name}: cumulative {col} decreased {int(row[col])} time(s)"
             for name, row in back.iterrows() for col in cols if row[col] > 0]
+
+
+def check_engine_evidence(engine_df: pd.DataFrame, *, completed: bool,
+                          has_routers: bool | None, router_mode: str | None) -> list[str]:
+    """A completed run with engines must have sampled them: without engine.csv rows,
+    lateness, CPU headroom and the engines' own drop counters are unknown, and an
+    unknown is not a clean bill."""
+    if not completed or has_routers is False or router_mode == "kernel" or len(engine_df):
+        return []
+    return ["metrics/engine.csv: no engine samples (absent, empty or header only): "
+            "the engines' timing, CPU headroom and socket drops cannot be judged"]
+
+
+def check_router_mode(router_mode: str | None, has_routers: bool | None) -> list[str]:
+    """Kernel router mode (backend option router_mode=kernel) forwards with Linux: no
+    link is emulated (capacity, delay, buffer, loss, XCP feedback), so no figure of the
+    run measures the network the spec describes."""
+    if router_mode != "kernel" or has_routers is False:
+        return []
+    return ["router_mode=kernel: the routers forwarded with Linux and emulated nothing "
+            "(no capacity, delay, buffer, loss or XCP): the run does not measure the "
+            "configured links"]

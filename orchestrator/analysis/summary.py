@@ -18,8 +18,10 @@ from orchestrator.analysis.fidelity import (
     Thresholds,
     check_counters,
     check_drops,
+    check_engine_evidence,
     check_flow_rates,
     check_link_rates,
+    check_router_mode,
     check_sampling,
     check_timeline,
 )
@@ -81,6 +83,10 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         problems += [f"metrics/{what}" for what in m.missing
                      if what.split(":")[0] in ("flow.csv",) or
                      (what.split(":")[0] == "link.csv" and ctx.has_routers() is not False)]
+    router_mode = ((extra or {}).get("backend_options") or {}).get("router_mode")
+    problems += check_router_mode(router_mode, ctx.has_routers())
+    problems += check_engine_evidence(m.engine, completed=status == "completed",
+                                      has_routers=ctx.has_routers(), router_mode=router_mode)
     problems += check_link_rates(ld, th)
     problems += check_counters(ld)
     problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)

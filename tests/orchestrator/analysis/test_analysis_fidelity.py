@@ -254,3 +254,63 @@ def test_late_stops_at_the_runs_end_are_not_judged(make_run):
         '10.012,flow_stop,f2,"{""lateness_ms"": 12.0}"\n')
     assert problems(run) == [("timeline: 1 event(s) played more than 10 ms late, the worst "
                              "15.0 ms (flow_stop f1 at 5.015 s)")]
+
+
+def test_an_empty_engine_csv_is_a_problem(make_run):
+    run = make_run()
+    (run / "metrics" / "engine.csv").write_text(",".join(read_metrics(run, "engine")[0]) + "\n")
+    assert any("metrics/engine.csv: no engine samples" in p for p in problems(run))
+
+
+def test_a_missing_engine_csv_is_a_problem(make_run):
+    run = make_run()
+    (run / "metrics" / "engine.csv").unlink()
+    assert any("metrics/engine.csv: no engine samples" in p for p in problems(run))
+
+
+def test_a_failed_run_is_not_also_blamed_for_missing_engine_samples(make_run):
+    run = make_run()
+    (run / "metrics" / "engine.csv").unlink()
+    s = build_summary(run, status="failed", timings=T)
+    assert not any("engine.csv" in p for p in s["fidelity"]["problems"])
+
+
+def test_unknown_lateness_fractions_are_a_problem(make_run):
+    run = make_run()
+    rows = read_metrics(run, "engine")
+    for r in rows:  # an engine that counted no link events: every fraction is NaN
+        r["events"] = "0"
+        r["events_late_1ms"] = r["events_late_5ms"] = "0"
+    write_metrics(run, "engine", rows)
+    assert any("engine R1: lateness unknown (0 link events counted" in p
+               for p in problems(run)), problems(run)
+
+
+def test_an_engine_row_without_any_lateness_is_a_problem(make_run):
+    run = make_run(events_per_s=None)
+    rows = read_metrics(run, "engine")
+    for r in rows:
+        r["max_lateness_us"] = r["late_timers"] = ""
+    write_metrics(run, "engine", rows)
+    assert any("engine R1: no lateness counts" in p for p in problems(run))
+
+
+def test_an_engine_whose_cpu_was_never_sampled_is_a_problem(make_run):
+    run = make_run()
+    rows = read_metrics(run, "engine")
+    for r in rows:
+        r["cpu_s"] = ""
+    write_metrics(run, "engine", rows)
+    assert any("engine R1: CPU time sampled 0 time(s)" in p for p in problems(run))
+
+
+def test_kernel_router_mode_says_it_emulates_nothing(make_run):
+    run = make_run()
+    (run / "metrics" / "engine.csv").unlink()  # no engine runs in kernel mode
+    s = build_summary(run, status="completed", timings=T,
+                      extra={"backend_options": {"router_mode": "kernel"}})
+    found = s["fidelity"]["problems"]
+    assert s["fidelity"]["ok"] is False
+    assert any(p.startswith("router_mode=kernel: the routers forwarded with Linux and "
+                            "emulated nothing") for p in found), found
+    assert not any("engine.csv" in p for p in found)
