@@ -5,6 +5,8 @@ per lateness bucket (`{"bounds_us": [...], "counts": [...], "total", "max_us"}`,
 counts[i] are events late by at most bounds_us[i], the last bucket is the rest).
 The metrics keep the counts the fidelity verdict needs, cumulative like every
 counter, so per-interval figures are differences and Grafana can plot them.
+The same object's counts of frames lost outside the model (receive-ring overflow,
+refused or oversized frames, clamped receive stamps) go beside them.
 """
 
 from __future__ import annotations
@@ -44,3 +46,16 @@ def lateness_columns(fidelity: dict[str, Any]) -> dict[str, Any]:
         # rather than losing the whole sample.
         return dict.fromkeys(row, "")
     return row
+
+
+# Frames the engine lost outside the emulated model (router-image/CONTROL.md).
+LOSS_COUNTERS = ("rx_socket_drops", "tx_errors", "rx_truncated", "arrival_stamps_clamped")
+
+
+def loss_columns(fidelity: dict[str, Any]) -> dict[str, Any]:
+    """The engine row's cumulative out-of-model counters; empty where the engine has none."""
+    out: dict[str, Any] = {}
+    for key in LOSS_COUNTERS:
+        v = fidelity.get(key)
+        out[key] = int(v) if isinstance(v, int | float) and not isinstance(v, bool) else ""
+    return out

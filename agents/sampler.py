@@ -12,7 +12,7 @@ from agents import nsops
 from agents.cpu_steal import steal_seconds
 from agents.engines import EngineGroup
 from agents.flow_sampler import StreamSample, TcpDiag, XcpperfReader
-from agents.lateness import lateness_columns
+from agents.lateness import lateness_columns, loss_columns
 from agents.link_sampler import PortDir, RateTracker, engine_rows, kernel_rows
 from agents.procs import Running
 from orchestrator.plan.model import Flow, Plan
@@ -44,7 +44,7 @@ class Sampler:
                                   "max_lateness_us": fid.get("max_lateness_us", ""),
                                   "cpu_s": fid.get("cpu_seconds", ""),
                                   "steal_s": steal_seconds(),
-                                  **lateness_columns(fid)})
+                                  **lateness_columns(fid), **loss_columns(fid)})
         if self.kernel_ns:
             out["link"] += kernel_rows(self._kernel_stats(), self.dirs, t_s, self.rates)
         # a copy: the timeline thread adds clients, a whole batch at a start instant

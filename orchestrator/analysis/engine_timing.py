@@ -11,6 +11,7 @@ wake-up matters only through the events it delays.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,14 @@ class TimingThresholds:
     legacy_hard_timer_lateness_us: float = 5000.0
     # An engine using 90 % of a core has no headroom left for bursts.
     max_cpu_fraction: float = 0.9
+    # Frames lost outside the model: the kernel dropped them before the engine read
+    # them (rx_socket_drops), refused to send them (tx_errors) or they were longer
+    # than a packet buffer (rx_truncated). Each looks like congestion loss to the
+    # flows, so none is tolerated.
+    max_frames_lost_outside_model: int = 0
+    # A clamped receive stamp moves a packet's arrival like a late event does; the
+    # tolerance is the one for events more than 5 ms late (0.1 % of link events).
+    max_clamped_stamp_fraction: float = 0.001
 
 
 def _last(df: pd.DataFrame, col: str) -> float:
@@ -66,8 +75,37 @@ def engine_stats(engine_df: pd.DataFrame) -> dict[str, dict[str, Any]]:
             "cpu_fraction": float(cpu["cpu_s"].iloc[-1] - cpu["cpu_s"].iloc[0]) / span
             if span > 0 else float("nan"),
             **_steal(df),
+            **{key: _last(df, key) for key in OUT_OF_MODEL},
         }
     return out
+
+
+# engine.csv columns counting frames lost (or re-stamped) outside the emulated model
+OUT_OF_MODEL = ("rx_socket_drops", "tx_errors", "rx_truncated", "arrival_stamps_clamped")
+_LOST_WHY = {"rx_socket_drops": "dropped by the kernel before the engine read them "
+                                "(receive ring full: the engine was the bottleneck)",
+             "tx_errors": "refused by the kernel on transmit",
+             "rx_truncated": "longer than a packet buffer (2048 B; offloads on?)"}
+
+
+def _out_of_model_problems(node: str, df: pd.DataFrame, st: dict[str, Any],
+                           th: TimingThresholds) -> list[str]:
+    if not any(c in df.columns and df[c].notna().any() for c in OUT_OF_MODEL):
+        return [f"engine {node}: no rx_socket_drops / tx_errors / rx_truncated counts in "
+                "engine.csv: frames lost outside the model cannot be ruled out"]
+    problems = []
+    for key, why in _LOST_WHY.items():
+        n = st.get(key, float("nan"))
+        if np.isfinite(n) and n > th.max_frames_lost_outside_model:
+            problems.append(f"engine {node}: {int(n)} frames {why} ({key}): lost outside "
+                            "the model, they look like congestion loss")
+    clamped, events = st.get("arrival_stamps_clamped", float("nan")), st.get("events")
+    frac = _fraction(clamped, float(events)) if isinstance(events, (int, float)) else math.nan
+    if np.isfinite(clamped) and clamped > 0 and not frac <= th.max_clamped_stamp_fraction:
+        problems.append(f"engine {node}: {int(clamped)} receive stamps clamped "
+                        f"({frac:.3%} of link events, tolerance "
+                        f"{th.max_clamped_stamp_fraction:.1%}): arrivals moved by a clock step")
+    return problems
 
 
 def _steal(df: pd.DataFrame) -> dict[str, float]:
@@ -100,6 +138,7 @@ def check_engines(engine_df: pd.DataFrame, th: TimingThresholds,
             problems.append(f"engine {node}: no lateness counts (neither link events nor "
                             "timers) in engine.csv: its timing cannot be judged")
         problems += _cpu_problems(str(node), df, th)
+        problems += _out_of_model_problems(str(node), df, st, th)
     return problems
 
 

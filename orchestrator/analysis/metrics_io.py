@@ -30,7 +30,8 @@ FLOW_COLUMNS = [
 EVENT_COLUMNS = ["t_s", "kind", "target", "detail"]
 ENGINE_COLUMNS = ["t_s", "node", "late_timers", "max_lateness_us", "cpu_s", "timers",
                   "timers_late_1ms", "events", "events_late_1ms", "events_late_5ms",
-                  "max_event_lateness_us", "steal_s"]
+                  "max_event_lateness_us", "steal_s", "rx_socket_drops", "tx_errors",
+                  "rx_truncated", "arrival_stamps_clamped"]
 
 _TEXT_COLUMNS = {"node", "port", "link", "flow", "stream", "proto", "src", "dst", "kind",
                  "target", "detail"}

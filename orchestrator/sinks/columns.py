@@ -21,9 +21,13 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     # Engine timers (wake-ups) and link events (packet departures and deliveries):
     # how many ran, how many more than 1 / 5 ms after their scheduled instant;
     # steal_s: CPU seconds the hypervisor withheld from the machine (all CPUs).
+    # Frames lost outside the model (router-image/CONTROL.md): rx_socket_drops (the
+    # kernel's receive ring overflowed), tx_errors (the kernel refused a frame),
+    # rx_truncated (frame over 2048 B), arrival_stamps_clamped (receive stamps moved).
     "engine": ("t_s", "node", "late_timers", "max_lateness_us", "cpu_s", "timers",
                "timers_late_1ms", "events", "events_late_1ms", "events_late_5ms",
-               "max_event_lateness_us", "steal_s"),
+               "max_event_lateness_us", "steal_s",
+               "rx_socket_drops", "tx_errors", "rx_truncated", "arrival_stamps_clamped"),
     # XCP-i (per upstream router: estimate, truth, requests, timeouts) and the XCP-TCP
     # fairness stage (p_drop, flow-count estimates, BW_XCP): whatever numeric state the
     # engine's qdisc stage reports, in long form so new fields need no schema change.

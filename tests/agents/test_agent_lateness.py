@@ -39,3 +39,38 @@ def test_engine_row_cells() -> None:
     other = {"event_lateness": {"bounds_us": [1, 2], "counts": [1, 2, 3], "total": 6,
                                 "max_us": 3}}
     assert set(lateness_columns(other).values()) == {""}
+
+
+class _Control:
+    def __init__(self, fidelity: dict) -> None:
+        self.fidelity = fidelity
+
+    def request(self, req: dict) -> dict:
+        assert req == {"cmd": "stats"}
+        return {"time_ns": 1_000_000_000, "fidelity": self.fidelity, "routers": {}}
+
+
+class _Group:
+    def __init__(self, fidelity: dict) -> None:
+        self.name = "local"
+        self.control = _Control(fidelity)
+
+
+def test_engine_rows_carry_the_frames_lost_outside_the_model() -> None:
+    from agents.link_sampler import RateTracker
+    from agents.sampler import Sampler
+    from orchestrator.sinks.columns import COLUMNS
+
+    fid = {"late_timers": 0, "max_lateness_us": 5, "cpu_seconds": 0.5, "rx_socket_drops": 7,
+           "tx_errors": 1, "rx_truncated": 2, "arrival_stamps_clamped": 3}
+    s = Sampler(plan=None, dirs=[], groups=[_Group(fid)], kernel_ns={}, diag={}, clients={},  # type: ignore[arg-type]
+                readers={}, rates=RateTracker())
+    (row,) = s.sample(1.0)["engine"]
+    assert {k: row[k] for k in ("rx_socket_drops", "tx_errors", "rx_truncated",
+                                "arrival_stamps_clamped")} == {
+        "rx_socket_drops": 7, "tx_errors": 1, "rx_truncated": 2, "arrival_stamps_clamped": 3}
+    assert set(row) <= set(COLUMNS["engine"])  # every cell reaches engine.csv
+    # an engine that does not report them leaves the cells empty (the analysis flags that)
+    (row,) = Sampler(plan=None, dirs=[], groups=[_Group({})], kernel_ns={}, diag={},  # type: ignore[arg-type]
+                     clients={}, readers={}, rates=RateTracker()).sample(1.0)["engine"]
+    assert row["rx_socket_drops"] == "" and row["tx_errors"] == ""

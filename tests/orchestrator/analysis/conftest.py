@@ -47,6 +47,10 @@ class Synth:
     late_1ms_fraction: float = 0.0
     late_5ms_fraction: float = 0.0
     max_event_lateness_us: float = 300.0
+    # The engine's counts of frames lost outside the model at the end of the run
+    # (grown linearly from 0); None: an engine (or agent) that did not report them.
+    out_of_model: dict[str, int] | None = field(default_factory=lambda: {
+        "rx_socket_drops": 0, "tx_errors": 0, "rx_truncated": 0, "arrival_stamps_clamped": 0})
 
 
 def _times(s: Synth) -> list[float]:
@@ -155,6 +159,8 @@ def write_run(root: Path, s: Synth) -> Path:
                             "events_late_1ms": int(events * s.late_1ms_fraction),
                             "events_late_5ms": int(events * s.late_5ms_fraction),
                             "max_event_lateness_us": s.max_event_lateness_us})
+            for key, total in (s.out_of_model or {}).items():
+                row[key] = int(total * i / N)
             w.writerow(row)
     with open(run / "metrics" / "event.csv", "w", newline="") as fh:
         fh.write("t_s,kind,target,detail\n0.0,flow_start,f1,\n2.0,flow_start,f2,\n")

@@ -314,3 +314,32 @@ def test_kernel_router_mode_says_it_emulates_nothing(make_run):
     assert any(p.startswith("router_mode=kernel: the routers forwarded with Linux and "
                             "emulated nothing") for p in found), found
     assert not any("engine.csv" in p for p in found)
+
+
+@pytest.mark.parametrize("key, text", [
+    ("rx_socket_drops", "12 frames dropped by the kernel before the engine read them"),
+    ("tx_errors", "12 frames refused by the kernel on transmit"),
+    ("rx_truncated", "12 frames longer than a packet buffer"),
+])
+def test_frames_lost_outside_the_model_are_a_problem(make_run, key, text):
+    counts = {"rx_socket_drops": 0, "tx_errors": 0, "rx_truncated": 0,
+              "arrival_stamps_clamped": 0, key: 12}
+    found = problems(make_run(out_of_model=counts))
+    assert any(p.startswith(f"engine R1: {text}") and f"({key})" in p for p in found), found
+    s = build_summary(make_run(out_of_model=counts), status="completed", timings=T)
+    assert s["fidelity"]["engines"]["R1"][key] == 12
+
+
+def test_clamped_arrival_stamps_beyond_one_in_a_thousand_events_are_a_problem(make_run):
+    # 200000 link events: 200 clamped stamps is the tolerance, 201 is over
+    def run(n):
+        return problems(make_run(out_of_model={"rx_socket_drops": 0, "tx_errors": 0,
+                                               "rx_truncated": 0, "arrival_stamps_clamped": n}))
+    assert not any("receive stamps clamped" in p for p in run(200))
+    assert any("engine R1: 201 receive stamps clamped (0.101% of link events" in p
+               for p in run(201))
+
+
+def test_an_engine_row_without_out_of_model_counts_is_a_problem(make_run):
+    assert any("engine R1: no rx_socket_drops / tx_errors / rx_truncated counts" in p
+               for p in problems(make_run(out_of_model=None)))
