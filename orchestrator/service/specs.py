@@ -18,6 +18,7 @@ from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.service.errors import LimitExceeded, TooLarge
 from orchestrator.service.settings import Settings
 from orchestrator.spec import ResolvedSpec, load_spec_text
+from orchestrator.spec.guard import ShapeError, load_json
 
 SUBMITTED_NAME = "submitted.yaml"  # the `file` part of every problem line
 
@@ -57,10 +58,13 @@ def check_spec(body: bytes, settings: Settings, overrides: list[str] | None = No
     if stripped.startswith("{"):
         # JSON body: re-emit as YAML so line numbers and the run's spec.yaml agree.
         try:
-            text = yaml.safe_dump(json.loads(text), sort_keys=False)
+            text = yaml.safe_dump(load_json(text), sort_keys=False)
         except json.JSONDecodeError as e:
             raise SpecError([SpecProblem(SUBMITTED_NAME, e.lineno, "(document)",
                                          f"not valid JSON: {e.msg}")]) from None
+        except ShapeError as e:
+            raise SpecError([SpecProblem(SUBMITTED_NAME, e.line or 1, "(document)",
+                                         e.reason)]) from None
     try:
         spec = load_spec_text(text, SUBMITTED_NAME, list(overrides or []))
     except (ruamel.yaml.error.YAMLError, yaml.YAMLError) as e:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from orchestrator.errors import SpecError, SpecProblem
+from orchestrator.spec import bounds
 from orchestrator.spec.loader import Lines, format_path, load_yaml
 from orchestrator.spec.models import Spec
 from orchestrator.spec.overrides import apply_overrides
@@ -20,7 +21,7 @@ from orchestrator.spec.problems import error_paths, from_validation_error, prune
 from orchestrator.spec.resolve import resolve
 from orchestrator.spec.resolved import ResolvedSpec
 
-__all__ = ["ResolvedSpec", "Spec", "load_spec", "load_spec_text", "parse_spec"]
+__all__ = ["ResolvedSpec", "Spec", "load_spec", "load_spec_text", "parse_spec", "read_spec_text"]
 
 
 def _data(text: str, file: str, overrides: list[str] | None) -> tuple[dict[str, Any], Lines]:
@@ -87,10 +88,24 @@ def load_spec_text(text: str, file: str = "<spec>",
     return resolve(spec, lines)
 
 
-def load_spec(path: str | Path, overrides: list[str] | None = None) -> ResolvedSpec:
+def read_spec_text(path: str | Path) -> str:
+    """A spec file's text: at most MAX_SPEC_BYTES, UTF-8; SpecError otherwise."""
     p = Path(path)
     try:
-        text = p.read_text()
+        with open(p, "rb") as fh:
+            raw = fh.read(bounds.MAX_SPEC_BYTES + 1)
     except OSError as e:
         raise SpecError([SpecProblem(str(p), None, "(file)", f"cannot read: {e.strerror}")]) from e
-    return load_spec_text(text, str(p), overrides)
+    if len(raw) > bounds.MAX_SPEC_BYTES:
+        raise SpecError([SpecProblem(str(p), 1, "(file)", f"larger than the limit of "
+                                     f"{bounds.MAX_SPEC_BYTES} bytes for a spec")])
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise SpecError([SpecProblem(str(p), line, "(file)",
+                                     f"not UTF-8 text (byte {e.start})")]) from None
+
+
+def load_spec(path: str | Path, overrides: list[str] | None = None) -> ResolvedSpec:
+    return load_spec_text(read_spec_text(path), str(Path(path)), overrides)

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from orchestrator.errors import SpecError, SpecProblem
+from orchestrator.spec import bounds, guard
 
 PathT = tuple[str | int, ...]
 
@@ -89,9 +90,26 @@ def _core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 _Loader.add_constructor("tag:yaml.org,2002:int", _core_int)
 
 
+def _checked_loader(text: str) -> _Loader:
+    """A loader over `text` once its event stream is within the shape bounds
+    (guard.ShapeError otherwise): composing it is then bounded in depth and size."""
+    scan = _Loader(text)
+    try:
+        guard.check_yaml(scan)
+    finally:
+        scan.dispose()
+    return _Loader(text)
+
+
 def parse_yaml_value(text: str) -> Any:
-    """One YAML value with the spec's scalar rules (for `--set`)."""
-    return yaml.load(text, Loader=_Loader)
+    """One YAML value with the spec's scalar rules (for `--set`); guard.ShapeError when
+    it is too large, too deep or expands too far."""
+    guard.check_size(text, bounds.MAX_OVERRIDE_BYTES, "the value")
+    loader = _checked_loader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _index(node: yaml.Node, path: PathT, lines: Lines, problems: list[SpecProblem]) -> None:
@@ -131,7 +149,8 @@ def load_yaml(text: str, file: str) -> tuple[Any, Lines]:
     lines = Lines(file)
     problems: list[SpecProblem] = []
     try:
-        loader = _Loader(text)
+        guard.check_size(text, bounds.MAX_SPEC_BYTES, "the spec")
+        loader = _checked_loader(text)
         try:
             node = loader.get_single_node()
             # index first: constructing flattens merge keys (<<) into the node in place
@@ -140,6 +159,8 @@ def load_yaml(text: str, file: str) -> tuple[Any, Lines]:
             doc = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
+    except guard.ShapeError as e:
+        raise SpecError([SpecProblem(file, e.line, "(yaml)", e.reason)]) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else None

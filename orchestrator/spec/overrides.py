@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 
 from orchestrator.errors import SpecError, SpecProblem
+from orchestrator.spec import bounds
+from orchestrator.spec.guard import ShapeError
 from orchestrator.spec.loader import Lines, PathT, format_path, parse_yaml_value
 
 _PATH_HELP = "write e.g. duration, links[0].capacity or links[bottleneck].delay"
@@ -71,8 +73,12 @@ def apply_override(data: dict[str, Any], lines: Lines, assignment: str) -> None:
         parts = parse_path(path_text.strip())
     except ValueError as e:
         raise fail(str(e)) from e
+    if len(parts) > bounds.YAML_MAX_DEPTH:
+        raise fail(f"the path has {len(parts)} parts; at most {bounds.YAML_MAX_DEPTH}")
     try:
         value = parse_value(value_text)
+    except ShapeError as e:
+        raise fail(e.reason) from None
     except yaml.YAMLError as e:
         raise fail(f"the value is not valid YAML: {str(e).splitlines()[0]}") from e
     node: Any = data
@@ -106,6 +112,10 @@ def apply_override(data: dict[str, Any], lines: Lines, assignment: str) -> None:
 
 
 def apply_overrides(data: dict[str, Any], lines: Lines, assignments: list[str]) -> PathT | None:
+    if len(assignments) > bounds.MAX_OVERRIDES:
+        raise SpecError([SpecProblem("--set", None, "(overrides)",
+                                     f"{len(assignments)} overrides; at most "
+                                     f"{bounds.MAX_OVERRIDES}")])
     problems: list[SpecProblem] = []
     for a in assignments:
         try:

@@ -9,9 +9,10 @@ sets `seed` itself; the seed is recorded in every point.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
-from orchestrator.errors import XcplabError
+from orchestrator.errors import SpecError, SpecProblem, XcplabError
 
 
 @dataclass(frozen=True)
@@ -37,18 +38,34 @@ class Point:
 
 
 def parse_param(text: str) -> Param:
-    """`links[0].loss=1%,2%` → Param("links[0].loss", ("1%", "2%"))."""
+    """`links[0].loss=1%,2%` → Param("links[0].loss", ("1%", "2%")); SpecError (exit 2,
+    as a bad --set) naming the parameter otherwise."""
     path, sep, values = text.partition("=")
     path = path.strip()
+
+    def bad(reason: str) -> SpecError:
+        return SpecError([SpecProblem("--param", None, text, reason)])
+
     if not sep or not path:
-        raise XcplabError(f"--param {text!r}: expected PATH=V1,V2,... e.g. "
-                          "links[0].capacity=10Mbps,20Mbps")
+        raise bad("expected PATH=V1,V2,... e.g. links[0].capacity=10Mbps,20Mbps")
     vals = tuple(v.strip() for v in values.split(","))
     if not vals or any(v == "" for v in vals):
-        raise XcplabError(f"--param {text!r}: empty value in the list (write PATH=V1,V2,...)")
+        raise bad("empty value in the list (write PATH=V1,V2,...)")
     if len(set(vals)) != len(vals):
-        raise XcplabError(f"--param {text!r}: a value is listed twice")
+        raise bad("a value is listed twice")
     return Param(path, vals)
+
+
+def check_run_count(sizes: list[int], repeat: int, limit: int) -> int:
+    """Runs a grid of axes of these sizes makes (their product x repeat), computed before
+    any point exists; SpecError (exit 2, as a bad value) past `limit`."""
+    runs = math.prod(sizes) * max(repeat, 1)
+    if runs > limit:
+        shape = " x ".join(str(n) for n in sizes) or "1"
+        raise SpecError([SpecProblem("--param", None, "(grid)",
+                                     f"the sweep makes {runs} runs ({shape} values x {repeat} "
+                                     f"repetitions); at most {limit}")])
+    return runs
 
 
 def expand(params: list[Param], repeat: int, base_seed: int) -> list[Point]:

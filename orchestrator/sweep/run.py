@@ -19,7 +19,8 @@ from typing import Any
 import pandas as pd
 
 from orchestrator.errors import XcplabError
-from orchestrator.sweep.grid import Param, Point, expand
+from orchestrator.spec import bounds
+from orchestrator.sweep.grid import Param, Point, check_run_count, expand
 from orchestrator.sweep.plot import plot_sweep
 from orchestrator.sweep.table import make_row, write_table
 
@@ -44,13 +45,16 @@ def new_sweep_id(experiment: str, now: dt.datetime | None = None) -> str:
 
 def plan_sweep(spec_path: Path, params: list[Param], repeat: int) -> tuple[str, list[Point]]:
     """Experiment name and the grid; every point's overrides are validated (pure, fast),
-    so a typo in a parameter fails before anything runs."""
-    from orchestrator.spec import load_spec
+    so a typo in a parameter fails before anything runs. The run count is checked first,
+    from the axis lengths alone, and the spec is read once."""
+    from orchestrator.spec import load_spec_text, read_spec_text
 
-    base = load_spec(spec_path)
+    check_run_count([len(p.values) for p in params], repeat, bounds.MAX_SWEEP_RUNS)
+    text = read_spec_text(spec_path)
+    base = load_spec_text(text, str(spec_path))
     points = expand(params, repeat, base.seed)
     for p in points:
-        load_spec(spec_path, p.overrides)  # raises SpecError naming the bad override
+        load_spec_text(text, str(spec_path), p.overrides)  # SpecError naming the bad override
     return base.name, points
 
 
