@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from orchestrator import __version__
 from orchestrator.api import errors
+from orchestrator.api.body_limit import BodyLimit
 from orchestrator.api.deps import get_settings
 from orchestrator.api.routes import experiments, health, runs, sweeps
 from orchestrator.service.app_state import Service
@@ -39,6 +40,7 @@ def create_app(*, run_fn: RunFunction | None = None, start_scheduler: bool = Tru
                   openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs",
                   redoc_url=None)
     errors.install(app)
+    app.add_middleware(BodyLimit)
     for module in (health, experiments, runs, sweeps):
         app.include_router(module.router, prefix=API_PREFIX)
     return app

@@ -42,9 +42,10 @@ class TooLarge(XcplabError):
 
     size: int
     limit: int
+    what: str = "spec"
 
     def __str__(self) -> str:
-        return f"spec is {self.size} bytes; the limit is {self.limit} bytes"
+        return f"{self.what} is {self.size} bytes; the limit is {self.limit} bytes"
 
 
 @dataclass

@@ -36,6 +36,8 @@ class Settings(BaseModel):
     run_time_limit_s: float = 3600.0
     # Limits on what a user may submit.
     max_spec_bytes: int = 256 * 1024
+    # any request body (a sweep is a spec plus its parameters, as JSON)
+    max_body_bytes: int = 1024 * 1024
     max_nodes: int = 200
     max_flows: int = 500
     max_duration_s: float = 3600.0
@@ -80,6 +82,7 @@ _ENV_FIELDS: dict[str, str] = {
     "DATA_DIR": "data_dir", "DB_URL": "db_url", "RUNS_DIR": "runs_dir", "ARCHIVES_DIR": "archives_dir",
     "BACKEND": "backend", "INFLUX_URL": "influx_url", "DEFAULT_POOL": "default_pool",
     "RUN_TIME_LIMIT_S": "run_time_limit_s", "MAX_SPEC_BYTES": "max_spec_bytes",
+    "MAX_BODY_BYTES": "max_body_bytes",
     "MAX_NODES": "max_nodes", "MAX_FLOWS": "max_flows",
     "MAX_DURATION_S": "max_duration_s", "MAX_SWEEP_RUNS": "max_sweep_runs",
     "SUBMIT_RATE_PER_MIN": "submit_rate_per_min", "SUBMIT_BURST": "submit_burst",

@@ -12,6 +12,7 @@ import csv
 import io
 import itertools
 import json
+import math
 import secrets
 from typing import Any
 
@@ -32,16 +33,24 @@ def grid(params: dict[str, list[Any]], repeat: int) -> list[tuple[dict[str, Any]
     return [(c, r) for c in combos for r in range(repeat)]
 
 
+def check_count(params: dict[str, list[Any]], repeat: int, settings: Settings) -> int:
+    """Runs the grid makes, from the axis lengths alone (nothing is built); LimitExceeded
+    past the service's limit. Check it before validating any combination."""
+    runs = math.prod(len(v) for v in params.values()) * repeat
+    if runs > settings.max_sweep_runs:
+        raise LimitExceeded("params", f"{runs} runs; a sweep may have at most "
+                                      f"{settings.max_sweep_runs}")
+    return runs
+
+
 def _value_text(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v)
 
 
 def create(db: Session, user: User, spec: CheckedSpec, params: dict[str, list[Any]],
            repeat: int, pool: str, settings: Settings) -> tuple[Sweep, list[Experiment]]:
+    check_count(params, repeat, settings)
     points = grid(params, repeat)
-    if len(points) > settings.max_sweep_runs:
-        raise LimitExceeded("params", f"{len(points)} runs; a sweep may have at most "
-                                      f"{settings.max_sweep_runs}")
     sweep = Sweep(id="s" + secrets.token_hex(6), user_id=user.id, params=params, repeat=repeat)
     db.add(sweep)
     db.flush()

@@ -38,9 +38,9 @@ def submit(body: SpecBody, user: CurrentUser, db: DB, service: ServiceDep,
            set_: Annotated[list[str] | None, Query(alias="set",
                                                    description="path=value overrides")] = None,
            ) -> Submitted:
+    service.limiter.take(user.id)  # before any work: a storm of bad specs is refused cheaply
     pool_name = experiments.resolve_pool(service.settings, pool)
     spec = check_spec(body, service.settings, overrides=set_)
-    service.limiter.take(user.id)
     exp = experiments.submit(db, user, spec, pool=pool_name, overrides=set_)
     db.commit()
     service.scheduler.wake()

@@ -18,12 +18,14 @@ router = APIRouter(prefix="/sweeps", tags=["sweeps"])
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=list[Submitted])
 def create_sweep(body: SweepIn, user: CurrentUser, db: DB,
                  service: ServiceDep) -> list[Submitted]:
+    # Cheap limits first: the rate, then the run count from the axis lengths alone.
+    service.limiter.take(user.id)
+    sweeps.check_count(body.params, body.repeat, service.settings)
     pool = experiments.resolve_pool(service.settings, body.pool)
     spec = check_spec(body.spec.encode(), service.settings)
     for combo, _ in sweeps.grid(body.params, 1):  # every combination must validate
         check_spec(body.spec.encode(), service.settings,
                    overrides=[f"{k}={sweeps._value_text(v)}" for k, v in combo.items()])
-    service.limiter.take(user.id)
     sweep, exps = sweeps.create(db, user, spec, body.params, body.repeat, pool,
                                 service.settings)
     db.commit()
