@@ -141,7 +141,8 @@ class AgentRuntime:
 
             diag = nsops.ns_thread(open_diag)
         return Sampler(plan=self.plan, dirs=dirs, groups=self.groups, kernel_ns=kernel_ns,
-                       diag=diag, clients={}, readers={}, rates=RateTracker())
+                       diag=diag, clients={}, readers={}, rates=RateTracker(),
+                       host_procs=self.procs)
 
     # -- start: play the timeline and sample -------------------------------
     def start(self) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from agents.engines import EngineGroup
 from agents.flow_sampler import StreamSample, TcpDiag, XcpperfReader
 from agents.lateness import lateness_columns, loss_columns
 from agents.link_sampler import PortDir, RateTracker, engine_rows, kernel_rows
-from agents.procs import Running
+from agents.proc_sampler import proc_row, proc_times
+from agents.procs import ProcessTable, Running
 from orchestrator.plan.model import Flow, Plan
 
 
@@ -28,11 +29,12 @@ class Sampler:
     clients: dict[str, Running]
     readers: dict[str, XcpperfReader]
     rates: RateTracker
+    host_procs: ProcessTable | None = None  # the flow tools' CPU and scheduling delay
     _flow_rates: RateTracker = field(default_factory=RateTracker)
 
     def sample(self, t_s: float) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {"link": [], "engine": [], "flow": [],
-                                                "xcpi": [], "fairness": []}
+                                                "xcpi": [], "fairness": [], "procs": []}
         for g in self.groups:
             if g.control is None:
                 continue
@@ -47,6 +49,7 @@ class Sampler:
                                   **lateness_columns(fid), **loss_columns(fid)})
         if self.kernel_ns:
             out["link"] += kernel_rows(self._kernel_stats(), self.dirs, t_s, self.rates)
+        out["procs"] = self.proc_rows(t_s)
         # a copy: the timeline thread adds clients, a whole batch at a start instant
         for fid, run in list(self.clients.items()):
             f = self.plan.flow(fid)
@@ -67,6 +70,20 @@ class Sampler:
                          "throughput_bps": tput, "cwnd_bytes": s.cwnd_bytes,
                          "srtt_us": s.srtt_us, "retransmits": s.retransmits,
                          "timeouts": s.timeouts, "feedback_bytes": s.feedback_bytes})
+        return rows
+
+    def proc_rows(self, t_s: float) -> list[dict[str, Any]]:
+        """procs.csv rows: every running flow tool (clients and servers, not engines)."""
+        if self.host_procs is None:
+            return []
+        rows = []
+        for key, run in list(self.host_procs.running.items()):
+            if run.spec.kind not in ("client", "server") or run.popen.poll() is not None:
+                continue
+            times = proc_times(run.popen.pid)
+            if times is not None:
+                rows.append(proc_row(t_s, key, run.spec.kind, run.spec.argv[0],
+                                     run.popen.pid, times))
         return rows
 
     def _kernel_stats(self) -> dict[str, dict[str, dict[str, int]]]:

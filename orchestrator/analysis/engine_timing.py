@@ -91,8 +91,8 @@ _LOST_WHY = {"rx_socket_drops": "dropped by the kernel before the engine read th
 def _out_of_model_problems(node: str, df: pd.DataFrame, st: dict[str, Any],
                            th: TimingThresholds) -> list[str]:
     if not any(c in df.columns and df[c].notna().any() for c in OUT_OF_MODEL):
-        return [f"engine {node}: no rx_socket_drops / tx_errors / rx_truncated counts in "
-                "engine.csv: frames lost outside the model cannot be ruled out"]
+        return [(f"engine {node}: no rx_socket_drops / tx_errors / rx_truncated counts in "
+                "engine.csv: frames lost outside the model cannot be ruled out")]
     problems = []
     for key, why in _LOST_WHY.items():
         n = st.get(key, float("nan"))
@@ -184,8 +184,8 @@ def _legacy_timer_problems(node: str, df: pd.DataFrame, th: TimingThresholds) ->
 def _cpu_problems(node: str, df: pd.DataFrame, th: TimingThresholds) -> list[str]:
     cpu = df[["t_s", "cpu_s"]].dropna()
     if len(cpu) < 2:
-        return [f"engine {node}: CPU time sampled {len(cpu)} time(s): its headroom cannot "
-                "be judged"]
+        return [(f"engine {node}: CPU time sampled {len(cpu)} time(s): its headroom cannot "
+                "be judged")]
     dt = np.diff(cpu["t_s"].to_numpy(dtype=float))
     dc = np.diff(cpu["cpu_s"].to_numpy(dtype=float))
     ok = dt > 0

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.analysis.engine_timing import TimingThresholds
+from orchestrator.analysis.host_procs import HostThresholds
 from orchestrator.analysis.links import LinkData
 
 
@@ -34,6 +35,8 @@ class Thresholds:
     min_saturated_intervals: int = 5
     # Engine event lateness and CPU headroom (engine_timing.py says why).
     timing: TimingThresholds = field(default_factory=TimingThresholds)
+    # CPU share and scheduling delay of the flow tools (host_procs.py says why).
+    hosts: HostThresholds = field(default_factory=HostThresholds)
     # The runner plays the timeline with millisecond accuracy; an event 10 ms late
     # (a quarter of a typical RTT) moves what the experiment measures.
     max_event_lateness_ms: float = 10.0
@@ -174,7 +177,8 @@ def check_timeline(event_df: pd.DataFrame, th: Thresholds, run_end_s: float | No
 
 # Each table's series: a gap is judged per series, so a flow that ends and one that
 # starts later do not look like a stalled sampler.
-SERIES_KEYS = {"link": ["link"], "flow": ["flow", "stream"], "engine": ["node"]}
+SERIES_KEYS = {"link": ["link"], "flow": ["flow", "stream"], "engine": ["node"],
+               "procs": ["proc"]}
 
 
 def check_sampling(metrics_tables: dict[str, pd.DataFrame], configured: float | None,
@@ -229,8 +233,8 @@ def check_engine_evidence(engine_df: pd.DataFrame, *, completed: bool,
     unknown is not a clean bill."""
     if not completed or has_routers is False or router_mode == "kernel" or len(engine_df):
         return []
-    return ["metrics/engine.csv: no engine samples (absent, empty or header only): "
-            "the engines' timing, CPU headroom and socket drops cannot be judged"]
+    return [("metrics/engine.csv: no engine samples (absent, empty or header only): "
+            "the engines' timing, CPU headroom and socket drops cannot be judged")]
 
 
 def check_router_mode(router_mode: str | None, has_routers: bool | None) -> list[str]:
@@ -239,6 +243,6 @@ def check_router_mode(router_mode: str | None, has_routers: bool | None) -> list
     run measures the network the spec describes."""
     if router_mode != "kernel" or has_routers is False:
         return []
-    return ["router_mode=kernel: the routers forwarded with Linux and emulated nothing "
+    return [("router_mode=kernel: the routers forwarded with Linux and emulated nothing "
             "(no capacity, delay, buffer, loss or XCP): the run does not measure the "
-            "configured links"]
+            "configured links")]

@@ -32,19 +32,22 @@ ENGINE_COLUMNS = ["t_s", "node", "late_timers", "max_lateness_us", "cpu_s", "tim
                   "timers_late_1ms", "events", "events_late_1ms", "events_late_5ms",
                   "max_event_lateness_us", "steal_s", "rx_socket_drops", "tx_errors",
                   "rx_truncated", "arrival_stamps_clamped"]
+PROCS_COLUMNS = ["t_s", "proc", "flow", "kind", "tool", "pid", "cpu_s", "sched_wait_s",
+                 "sched_slices"]
 
 _TEXT_COLUMNS = {"node", "port", "link", "flow", "stream", "proto", "src", "dst", "kind",
-                 "target", "detail"}
+                 "target", "detail", "proc", "tool"}
 
 
 @dataclass
 class Metrics:
-    """The four measurement tables of one run (possibly empty)."""
+    """The measurement tables of one run (possibly empty)."""
 
     link: pd.DataFrame
     flow: pd.DataFrame
     event: pd.DataFrame
     engine: pd.DataFrame
+    procs: pd.DataFrame  # the flow tools' CPU time and scheduling delay
     missing: list[str]  # metrics files that were absent or empty: "flow.csv: absent"
     notes: list[str]    # lines dropped from damaged files: "event.csv: incomplete last line..."
 
@@ -97,7 +100,7 @@ def _load(path: Path, columns: list[str], missing: list[str],
 
 
 def load_metrics(run_dir: Path) -> Metrics:
-    """Loads run_dir/metrics/{link,flow,event,engine}.csv."""
+    """Loads run_dir/metrics/{link,flow,event,engine,procs}.csv."""
     mdir = Path(run_dir) / "metrics"
     missing: list[str] = []
     notes: list[str] = []
@@ -106,6 +109,7 @@ def load_metrics(run_dir: Path) -> Metrics:
         flow=_load(mdir / "flow.csv", FLOW_COLUMNS, missing, notes),
         event=_load(mdir / "event.csv", EVENT_COLUMNS, missing, notes),
         engine=_load(mdir / "engine.csv", ENGINE_COLUMNS, missing, notes),
+        procs=_load(mdir / "procs.csv", PROCS_COLUMNS, missing, notes),
         missing=missing,
         notes=notes,
     )

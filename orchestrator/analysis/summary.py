@@ -26,6 +26,7 @@ from orchestrator.analysis.fidelity import (
     check_timeline,
 )
 from orchestrator.analysis.flows import split_flows, summarize_flows
+from orchestrator.analysis.host_procs import check_hosts, host_stats
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import LinkData, summarize_links
 from orchestrator.analysis.metrics_io import Metrics, load_metrics
@@ -92,9 +93,11 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)
     engines = engine_stats(m.engine)
     problems += check_engines(m.engine, th.timing, engines)
+    problems += check_hosts(m.procs, th.hosts, expected=status == "completed" and bool(flows))
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
-    problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine},
+    problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine,
+                                "procs": m.procs},
                                ctx.metrics_interval_s(), th)
     extra = dict(extra or {})
     dropped = extra.get("influx_points_dropped")
@@ -113,7 +116,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         "links": links,
         "expectations": evaluate(ev, ctx.expectations()),
         "fidelity": {"ok": not problems, "problems": problems,
-                     "engines": engines},
+                     "engines": engines, "hosts": host_stats(m.procs)},
         "timings": _timings(timings),
         # extras
         "seed": ctx.seed(),

@@ -33,6 +33,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     # engine's qdisc stage reports, in long form so new fields need no schema change.
     "xcpi": ("t_s", "node", "port", "link", "key", "value"),
     "fairness": ("t_s", "node", "port", "link", "key", "value"),
+    # Flow tools (xcpperf, iperf3), per interval: `proc` is the process table's key
+    # ("f1.client", "f1.server"), cumulative `cpu_s` (user + system, all threads),
+    # `sched_wait_s` (runnable but waiting for a CPU) and `sched_slices` (times run).
+    "procs": ("t_s", "proc", "flow", "kind", "tool", "pid", "cpu_s", "sched_wait_s",
+              "sched_slices"),
 }
 
 # InfluxDB: which columns are tags (the rest are fields, t_s is the timestamp).
@@ -43,4 +48,5 @@ TAGS: dict[str, tuple[str, ...]] = {
     "engine": ("node",),
     "xcpi": ("node", "port", "link", "key"),
     "fairness": ("node", "port", "link", "key"),
+    "procs": ("proc", "flow", "kind", "tool"),
 }

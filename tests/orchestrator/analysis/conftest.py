@@ -17,7 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.analysis.metrics_io import ENGINE_COLUMNS, FLOW_COLUMNS, LINK_COLUMNS
+from orchestrator.analysis.metrics_io import (
+    ENGINE_COLUMNS,
+    FLOW_COLUMNS,
+    LINK_COLUMNS,
+    PROCS_COLUMNS,
+)
 
 DT = 0.1
 N = 100  # samples after t=0
@@ -49,6 +54,12 @@ class Synth:
     max_event_lateness_us: float = 300.0
     # The engine's counts of frames lost outside the model at the end of the run
     # (grown linearly from 0); None: an engine (or agent) that did not report them.
+    # Flow f1's sender (xcpperf): CPU seconds, seconds runnable but waiting for a
+    # CPU, and time slices, per second of run; with_procs=False: no procs.csv.
+    sender_cpu_per_s: float = 0.2
+    sender_wait_per_s: float = 0.005
+    sender_slices_per_s: float = 2000.0
+    with_procs: bool = True
     out_of_model: dict[str, int] | None = field(default_factory=lambda: {
         "rx_socket_drops": 0, "tx_errors": 0, "rx_truncated": 0, "arrival_stamps_clamped": 0})
 
@@ -162,6 +173,20 @@ def write_run(root: Path, s: Synth) -> Path:
             for key, total in (s.out_of_model or {}).items():
                 row[key] = int(total * i / N)
             w.writerow(row)
+    if s.with_procs:
+        with open(run / "metrics" / "procs.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, PROCS_COLUMNS)
+            w.writeheader()
+            for t in ts:
+                for key, tool, pid, k in (("f1.client", "xcpperf", 101, 1.0),
+                                          ("f1.server", "xcpperf", 102, 0.5),
+                                          ("f2.client", "iperf3", 103, 0.25),
+                                          ("f2.server", "iperf3", 104, 0.25)):
+                    w.writerow({"t_s": t, "proc": key, "flow": key.split(".")[0],
+                                "kind": key.split(".")[1], "tool": tool, "pid": pid,
+                                "cpu_s": s.sender_cpu_per_s * k * t,
+                                "sched_wait_s": s.sender_wait_per_s * k * t,
+                                "sched_slices": int(s.sender_slices_per_s * t)})
     with open(run / "metrics" / "event.csv", "w", newline="") as fh:
         fh.write("t_s,kind,target,detail\n0.0,flow_start,f1,\n2.0,flow_start,f2,\n")
     (run / "logs").mkdir()

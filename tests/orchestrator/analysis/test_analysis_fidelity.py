@@ -343,3 +343,47 @@ def test_clamped_arrival_stamps_beyond_one_in_a_thousand_events_are_a_problem(ma
 def test_an_engine_row_without_out_of_model_counts_is_a_problem(make_run):
     assert any("engine R1: no rx_socket_drops / tx_errors / rx_truncated counts" in p
                for p in problems(make_run(out_of_model=None)))
+
+
+def test_a_sender_without_cpu_headroom_is_a_problem(make_run):
+    found = problems(make_run(sender_cpu_per_s=0.95))
+    assert any(p.startswith("xcpperf f1.client: no CPU headroom: 95% of a core") for p in found), \
+        found
+    assert not any("CPU" in p for p in problems(make_run(sender_cpu_per_s=0.6)))
+
+
+def test_a_sender_waiting_for_a_cpu_is_a_problem(make_run):
+    # 3 % of the time waiting, in few long waits: 3 ms per wake-up
+    found = problems(make_run(sender_wait_per_s=0.03, sender_slices_per_s=10))
+    assert any(p.startswith("xcpperf f1.client: starved of CPU: waited 3.00 ms per wake-up")
+               for p in found), found
+    # 15 % of the time but in short waits (75 us per wake-up) delays nothing by much
+    assert problems(make_run(sender_wait_per_s=0.15)) == []
+
+
+def test_a_sender_starved_in_a_few_intervals_is_a_problem(make_run):
+    run = make_run(sender_slices_per_s=40)  # 4 wake-ups per interval
+    rows = read_metrics(run, "procs")
+    extra = 0.0
+    for r in rows:  # 15 intervals of 5 s..6.5 s with 20 ms of waiting in 4 wake-ups each
+        if r["proc"] == "f1.client":
+            if 5.0 < float(r["t_s"]) <= 6.5:
+                extra += 0.02
+            r["sched_wait_s"] = str(float(r["sched_wait_s"]) + extra)
+    write_metrics(run, "procs", rows)
+    found = [p for p in problems(run) if "starved" in p]
+    assert len(found) == 1 and "over 1 ms in 15 of 100 intervals" in found[0], found
+
+
+def test_host_process_statistics_are_in_the_summary(make_run):
+    s = build_summary(make_run(sender_wait_per_s=0.02), status="completed", timings=T)
+    st = s["fidelity"]["hosts"]["f1.client"]
+    assert st["tool"] == "xcpperf" and st["kind"] == "client"
+    assert st["cpu_fraction"] == pytest.approx(0.2)
+    assert st["wait_fraction"] == pytest.approx(0.02)
+    assert st["mean_sched_delay_ms"] == pytest.approx(0.01)
+
+
+def test_a_completed_run_without_tool_samples_is_a_problem(make_run):
+    assert any("metrics/procs.csv: no samples of the flow tools" in p
+               for p in problems(make_run(with_procs=False)))

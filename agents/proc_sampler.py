@@ -1,0 +1,68 @@
+"""procs.csv: CPU time and scheduling delay of the run's host processes (xcpperf, iperf3).
+
+The engines run SCHED_FIFO; the flow tools do not. A sender that waits for a CPU,
+or uses a whole core, sends less than the network would let it: its flow looks
+like one that found spare bandwidth, not like a starved process. The kernel keeps,
+per thread, the time spent running and the time spent runnable but waiting for a
+CPU (`/proc/<pid>/task/<tid>/schedstat`: run ns, wait ns, times scheduled); the
+process's user + system CPU time is in `/proc/<pid>/stat` (all its threads).
+Counters are cumulative, like every counter in the metrics.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class ProcTimes:
+    cpu_s: float  # utime + stime of every thread
+    sched_wait_s: float  # runnable but not running, summed over the threads alive now
+    sched_slices: int  # times a thread was put on a CPU
+
+
+def parse_stat_cpu_s(stat_text: str) -> float:
+    """utime + stime (fields 14 and 15 of /proc/<pid>/stat) in seconds."""
+    rest = stat_text[stat_text.rindex(")") + 2:].split()
+    # rest[0] is field 3 (state); utime is field 14, stime field 15
+    return (int(rest[11]) + int(rest[12])) / _TICKS_PER_S
+
+
+def parse_schedstat(text: str) -> tuple[int, int, int]:
+    """(run ns, wait ns, slices) from a schedstat line."""
+    fields = text.split()
+    if len(fields) < 3:
+        raise ValueError(f"schedstat has {len(fields)} fields: {text!r}")
+    return int(fields[0]), int(fields[1]), int(fields[2])
+
+
+def proc_times(pid: int, proc: Path = Path("/proc")) -> ProcTimes | None:
+    """The process's times; None when it is gone (or /proc cannot say)."""
+    base = proc / str(pid)
+    try:
+        cpu_s = parse_stat_cpu_s((base / "stat").read_text())
+        wait_ns = slices = 0
+        for task in (base / "task").iterdir():
+            try:
+                _run, wait, n = parse_schedstat((task / "schedstat").read_text())
+            except FileNotFoundError:
+                continue  # the thread exited between listing and reading
+            wait_ns += wait
+            slices += n
+    except (OSError, ValueError, IndexError):
+        return None
+    return ProcTimes(cpu_s, wait_ns / 1e9, slices)
+
+
+def proc_row(t_s: float, key: str, kind: str, argv0: str, pid: int,
+             times: ProcTimes) -> dict[str, Any]:
+    """One procs.csv row; `key` is the process table's ("f1.client", "f1.server")."""
+    flow, _, _role = key.rpartition(".")
+    return {"t_s": round(t_s, 6), "proc": key, "flow": flow or key, "kind": kind,
+            "tool": os.path.basename(argv0), "pid": pid, "cpu_s": round(times.cpu_s, 6),
+            "sched_wait_s": round(times.sched_wait_s, 6), "sched_slices": times.sched_slices}

@@ -1,0 +1,58 @@
+"""procs.csv rows: a tool's CPU time from /proc/<pid>/stat, its scheduling delay
+summed over its threads' schedstat."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agents.proc_sampler import parse_schedstat, parse_stat_cpu_s, proc_row, proc_times
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(utime: int, stime: int, comm: str = "xcp perf) x") -> str:
+    # pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+    return f"42 ({comm}) S 1 42 42 0 -1 4194304 10 0 0 0 {utime} {stime} 0 0 20 0 3 0\n"
+
+
+def test_cpu_time_is_user_plus_system_even_with_a_parenthesis_in_the_name() -> None:
+    assert parse_stat_cpu_s(_stat(3 * TICK, TICK)) == pytest.approx(4.0)
+
+
+def test_schedstat_fields() -> None:
+    assert parse_schedstat("1000 2500000 7\n") == (1000, 2500000, 7)
+    with pytest.raises(ValueError):
+        parse_schedstat("12\n")
+
+
+def test_proc_times_sums_the_threads(tmp_path: Path) -> None:
+    base = tmp_path / "42"
+    (base / "task" / "42").mkdir(parents=True)
+    (base / "task" / "43").mkdir(parents=True)
+    (base / "stat").write_text(_stat(TICK, TICK))
+    (base / "task" / "42" / "schedstat").write_text("5000000 1000000 10\n")
+    (base / "task" / "43" / "schedstat").write_text("5000000 3000000 30\n")
+    t = proc_times(42, proc=tmp_path)
+    assert t is not None
+    assert (t.cpu_s, t.sched_wait_s, t.sched_slices) == (pytest.approx(2.0), pytest.approx(0.004),
+                                                         40)
+    assert proc_times(43, proc=tmp_path) is None  # gone
+
+
+def test_proc_times_of_a_live_process_grow() -> None:
+    a = proc_times(os.getpid())
+    sum(i * i for i in range(300_000))
+    b = proc_times(os.getpid())
+    assert a is not None and b is not None
+    assert b.cpu_s >= a.cpu_s and b.sched_slices >= a.sched_slices > 0
+
+
+def test_row_names_the_flow_and_the_tool() -> None:
+    t = proc_times(os.getpid())
+    assert t is not None
+    row = proc_row(1.5, "f3.client", "client", "/usr/bin/iperf3", 77, t)
+    assert (row["proc"], row["flow"], row["kind"], row["tool"], row["pid"]) == (
+        "f3.client", "f3", "client", "iperf3", 77)
