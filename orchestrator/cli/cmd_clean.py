@@ -10,6 +10,7 @@ import argparse
 
 from agents.clean import clean_all, clean_run
 from agents.state import list_runs
+from orchestrator.runner.run_id import check_run_id
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
         print("nothing selected: give RUN ids or --all"
               + (f" (runs with state: {', '.join(left)})" if left else " (no run left state)"))
         return 2
+    for r in args.runs:  # ids, never paths: clean only touches what the run tagged
+        check_run_id(r)
     live: dict[str, int] = {}
     if args.all:
         reports, live = clean_all(include_live=args.include_running)

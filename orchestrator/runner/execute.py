@@ -18,7 +18,7 @@ from typing import Any
 from orchestrator.backends import get_backend
 from orchestrator.backends.base import Backend
 from orchestrator.errors import RunError, XcplabError
-from orchestrator.runner.run_id import new_run_id
+from orchestrator.runner.run_id import check_run_id, new_run_id
 from orchestrator.runner.signals import cancel_on_signals
 from orchestrator.runner.types import Progress, RunResult
 from orchestrator.sinks import CsvSink, InfluxSink, Sinks
@@ -125,6 +125,8 @@ def execute_run(spec_path: Path | None = None, *, spec_text: str | None = None, 
             spec_text = Path(spec_path).read_text()
         except OSError as e:
             raise XcplabError(f"{spec_path}: cannot read: {e.strerror}") from e
+    if run_id is not None:
+        check_run_id(run_id)  # before anything: the run directory is OUT/<run_id>
     resolved = load_spec_text(spec_text, str(spec_path or "<spec>"), list(overrides))
     run_id = run_id or new_run_id(resolved.name)
     plan = _make_plan(resolved, run_id)
