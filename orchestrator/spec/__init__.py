@@ -18,7 +18,8 @@ from orchestrator.spec.loader import Lines, format_path, load_yaml
 from orchestrator.spec.models import Spec
 from orchestrator.spec.overrides import apply_overrides
 from orchestrator.spec.problems import error_paths, from_validation_error, prune
-from orchestrator.spec.resolve import resolve
+from orchestrator.spec.bounded import check_bounds
+from orchestrator.spec.resolve import expand_links, resolve
 from orchestrator.spec.resolved import ResolvedSpec
 
 __all__ = ["ResolvedSpec", "Spec", "load_spec", "load_spec_text", "parse_spec", "read_spec_text"]
@@ -85,7 +86,9 @@ def load_spec_text(text: str, file: str = "<spec>",
     except ValidationError as e:
         first = SpecError(from_validation_error(e, data, lines, Spec))
         raise _also_cross_references(data, lines, e, first) from None
-    return resolve(spec, lines)
+    resolved = resolve(spec, lines)
+    check_bounds(spec, resolved, lines, [x.path for x in expand_links(spec)])
+    return resolved
 
 
 def read_spec_text(path: str | Path) -> str:

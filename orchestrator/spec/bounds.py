@@ -6,9 +6,18 @@ Two groups:
   *reading* a spec, checked on the YAML event stream before anything is composed
   (orchestrator/spec/guard.py), for spec files, API bodies, `--set` values and sweep
   `--param` values alike.
+- **Values** (`Bound` rows and the counts below): what one machine of this project can
+  honour (2 cores, 24 GiB, the userspace engine of router-image/), checked by
+  `xcplab validate`, the runner and the service on every spec (orchestrator/spec/bounded.py).
+  The service adds its own stricter per-user limits (orchestrator/service/settings.py).
+
+The engine checks its own ranges (router-image/QUEUES.md, CONFIG.md); every range here
+lies inside the engine's, so a spec that validates is one the engine accepts.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
@@ -29,3 +38,90 @@ MAX_OVERRIDES = 200
 # Runs in one CLI sweep (the product of the --param value counts times --repeat),
 # checked before any point is built; the service's max_sweep_runs is stricter.
 MAX_SWEEP_RUNS = 10_000
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A closed range [lo, hi] in SI units; `why` is shown with the problem."""
+
+    lo: float
+    hi: float
+    unit: str  # how to print lo/hi: "bps", "s", "B", "pkts", "BDP", ""
+    why: str
+
+
+# -- per-value bounds --------------------------------------------------------------
+CAPACITY = Bound(
+    1_000, 100e9, "bps",
+    "the engine serialises at up to ~1.1 Mpps (bench/results.json: 1.14 Mpps at 64 B), "
+    "~14 Gb/s at 1500 B; 100 Gb/s keeps capacity x delay far from 64-bit overflow, and "
+    "below 1 kb/s one 1500 B packet takes 12 s")
+DELAY = Bound(
+    0.0, 10.0, "s",
+    "one-way delay: the engine clamps XCP intervals and rtt_cap to 10 s "
+    "(router-image/QUEUES.md); longer delays only hold packets in memory")
+BUFFER_PACKETS = Bound(
+    1, 100_000, "pkts",
+    "100 000 x 1500 B = 150 MB held per direction; the seeds use at most 10 000")
+BUFFER_BYTES = Bound(
+    1_500, 256 * MiB, "B",
+    "a queue is RAM of the engine; one MTU is the least that passes a packet")
+BUFFER_BDP = Bound(
+    0.0, 100.0, "BDP",
+    "the seeds use 0.01..2 BDP; the bytes it resolves to are bounded by the plan")
+METRICS_INTERVAL = Bound(
+    0.010, 60.0, "s",
+    "agents sample every engine port and flow each interval; below 10 ms sampling "
+    "competes with the engine for the 2 cores and writes >100 MB per minute")
+DURATION = Bound(
+    0.001, 24 * 3600.0, "s",
+    "one day: metrics, logs and the archive grow with the duration")
+# XCP control intervals (engine range 1e-6..10 s): below 1 ms the controller's timer
+# fires faster than the 100 ms sampling can observe and, in a SCHED_FIFO engine, starves
+# the agent, the runner and the API of the second core.
+XCP_INTERVAL = Bound(
+    0.001, 10.0, "s",
+    "an XCP timer under 1 ms keeps a real-time engine spinning and starves the agent; "
+    "the engine's own range ends at 10 s")
+
+# Memory the engine holds per direction: its queue plus the packets in flight on the
+# delay line (capacity x delay / 8). 24 GiB machine: one direction at most 1 GiB, all
+# directions together at most 8 GiB, the rest for hosts, agents and the page cache.
+MAX_DIRECTION_BYTES = 1 * GiB
+MAX_TOTAL_BYTES = 8 * GiB
+
+# -- counts ----------------------------------------------------------------------
+# bench/bench_deploy.py deploys 1000 namespaced nodes in 1.4 s and plans them in 3.6 s;
+# past that the plan alone takes longer than an engine's 10 s start timeout.
+MAX_NODES = 1_000
+MAX_LINKS = 2_000          # after chains are expanded; two engine ports each
+# Ports one router's engine opens: one AF_PACKET ring each. Not measured against the
+# 10 s start timeout of agents/engines.py; chosen well above any seed topology (4).
+MAX_PORTS_PER_ROUTER = 64
+MAX_FLOWS = 1_000          # counting `parallel`: one xcpperf/iperf3 connection each
+MAX_TIMELINE_EVENTS = 10_000
+MAX_CHECKS = 1_000
+# Metric rows the run directory receives: (duration / metrics_interval) x (link
+# directions + flows). ~100 B a row: 20 M rows is ~2 GB of CSV before compression.
+MAX_METRIC_ROWS = 20_000_000
+
+# -- raw engine params -----------------------------------------------------------
+# router-image/QUEUES.md, per kind: engine param -> (lo, hi) or the allowed values.
+# `queue.params` is passed to the engine verbatim, so it is checked against this table.
+ENGINE_PARAMS: dict[str, dict[str, tuple[float, float] | tuple[object, ...]]] = {
+    "droptail": {},
+    "red": {"min_th": (0, 1e9), "max_th": (0, 1e9), "max_p": (0, 1), "w_q": (0, 1),
+            "gentle": (True, False), "thresh_unit": ("packets", "bytes"),
+            "mean_packet_bytes": (1, 65535)},
+    "xcp": {"capacity_bps": (0, CAPACITY.hi), "alpha": (0, 10), "beta": (0, 10),
+            "gamma": (0, 1),
+            "fallback_interval_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
+            "min_interval_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
+            "max_interval_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
+            "rtt_cap_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
+            "min_queue_window_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi)},
+}
+# Which of them are ranges (numbers) rather than a set of allowed values.
+NUMERIC = {"min_th", "max_th", "max_p", "w_q", "mean_packet_bytes", "capacity_bps", "alpha",
+           "beta", "gamma", "fallback_interval_s", "min_interval_s", "max_interval_s",
+           "rtt_cap_s", "min_queue_window_s"}

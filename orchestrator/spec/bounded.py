@@ -1,0 +1,189 @@
+"""What a valid spec may ask of the machine: the bounds of orchestrator/spec/bounds.py,
+checked on the spec as written (so every problem points at the value's own line) and on
+its resolved totals (memory, metric rows, ports). Called by `load_spec_text`, hence by
+`xcplab validate`, the runner, sweeps and the service alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from orchestrator import units
+from orchestrator.errors import SpecError
+from orchestrator.spec import bounds
+from orchestrator.spec.bounds import Bound
+from orchestrator.spec.loader import Lines, PathT
+from orchestrator.spec.models import LinkParams, Spec
+from orchestrator.spec.queue import KIND_FIELDS, QueueSpec
+from orchestrator.spec.resolved import RDirection, ResolvedSpec
+
+MTU = 1500  # bytes a buffered packet may take (orchestrator/plan/engine.py)
+
+_SHOW: dict[str, Callable[[float], str]] = {
+    "bps": units.fmt_rate, "s": units.fmt_duration, "B": units.fmt_size,
+    "pkts": lambda v: f"{v:g}pkts", "BDP": lambda v: f"{v:g}BDP", "": lambda v: f"{v:g}",
+}
+
+Bad = Callable[[PathT, str], None]
+
+
+def _range(value: float, b: Bound, path: PathT, bad: Bad, what: str = "") -> None:
+    if not b.lo <= value <= b.hi:
+        show = _SHOW[b.unit]
+        bad(path, f"{what}{show(value)} is outside {show(b.lo)}..{show(b.hi)} ({b.why})")
+
+
+def _link_params(spec: Spec) -> Iterator[tuple[PathT, LinkParams]]:
+    """Every place link parameters are written, with its path."""
+    if spec.defaults and spec.defaults.link:
+        yield ("defaults", "link"), spec.defaults.link
+    for i, link in enumerate(spec.links):
+        yield ("links", i), link
+        for side in ("a_to_b", "b_to_a"):
+            if getattr(link, side) is not None:
+                yield ("links", i, side), getattr(link, side)
+    for i, ev in enumerate(spec.timeline):
+        if ev.set_link is not None:
+            yield ("timeline", i, "set_link"), ev.set_link
+
+
+def _queues(spec: Spec) -> Iterator[tuple[PathT, QueueSpec]]:
+    for path, p in _link_params(spec):
+        if p.queue is not None:
+            yield (*path, "queue"), p.queue
+    if spec.defaults and spec.defaults.router and spec.defaults.router.queue:
+        yield ("defaults", "router", "queue"), spec.defaults.router.queue
+    for name, node in spec.nodes.items():
+        if node.queue is not None:
+            yield ("nodes", name, "queue"), node.queue
+
+
+def _check_link_values(spec: Spec, bad: Bad) -> None:
+    scale = spec.scale
+    for path, p in _link_params(spec):
+        if p.capacity is not None:
+            _range(p.capacity * scale, bounds.CAPACITY, (*path, "capacity"), bad,
+                   "after scale " if scale != 1 else "")
+        if p.delay is not None:
+            _range(p.delay, bounds.DELAY, (*path, "delay"), bad)
+        buf = p.buffer
+        if buf is not None:
+            b = {"packets": bounds.BUFFER_PACKETS, "bytes": bounds.BUFFER_BYTES,
+                 "bdp": bounds.BUFFER_BDP}[buf.unit]
+            value = buf.value if buf.unit == "bdp" else max(1, round(buf.value * scale))
+            _range(value, b, (*path, "buffer"), bad)
+
+
+def _check_queue(q: QueueSpec, path: PathT, scale: float, bad: Bad) -> None:
+    known = bounds.ENGINE_PARAMS[q.kind]
+    field_of = {engine: field for field, engine in KIND_FIELDS[q.kind].items()}
+    for key, value in q.engine_params(scale).items():
+        where = (*path, "params", key) if key in q.params else (*path, field_of.get(key, key))
+        if key not in known:
+            bad(where, f"not a parameter of the engine's {q.kind} queue; its parameters: "
+                f"{', '.join(known) or 'none'} (router-image/QUEUES.md)")
+            continue
+        allowed = known[key]
+        if key in bounds.NUMERIC:
+            lo, hi = allowed
+            ok = (isinstance(value, int | float) and not isinstance(value, bool)
+                  and math.isfinite(value) and lo <= value <= hi)  # type: ignore[operator]
+            if not ok:
+                bad(where, f"{value!r} is not a number in {lo:g}..{hi:g}"
+                    + (f" s ({bounds.XCP_INTERVAL.why})" if key.endswith("_s") else ""))
+        elif value not in allowed or isinstance(value, bool) != isinstance(allowed[0], bool):
+            bad(where, f"{value!r} is not one of {', '.join(map(str, allowed))}")
+
+
+def _direction_bytes(d: RDirection, rtt_s: float) -> int:
+    """Queue plus delay line of one direction; a BDP-relative queue over `rtt_s` as the
+    planner resolves it (orchestrator/plan/engine.py: at least one MTU)."""
+    line = d.capacity_bps * d.delay_s / 8
+    if d.buffer.unit == "packets":
+        queue = d.buffer.value * MTU
+    elif d.buffer.unit == "bytes":
+        queue = d.buffer.value
+    else:
+        queue = max(MTU, math.ceil(d.buffer.value * d.capacity_bps * rtt_s / 8))
+    return int(line + queue)
+
+
+def _held_bytes(r: ResolvedSpec) -> list[tuple[int, int]]:
+    """(a_to_b, b_to_a) bytes per link. A BDP-relative buffer is first sized with an RTT
+    no path can exceed (twice every link's delay); only when that passes a bound is the
+    spec planned for the path RTTs the engine will really get."""
+    worst = 2 * sum(max(x.a_to_b.delay_s, x.b_to_a.delay_s) for x in r.links)
+    held = [(_direction_bytes(x.a_to_b, worst), _direction_bytes(x.b_to_a, worst))
+            for x in r.links]
+    over = (any(max(h) > bounds.MAX_DIRECTION_BYTES for h in held)
+            or sum(map(sum, held)) > bounds.MAX_TOTAL_BYTES)
+    if not over or all(x.a_to_b.buffer.unit != "bdp" and x.b_to_a.buffer.unit != "bdp"
+                       for x in r.links):
+        return held
+    from orchestrator.errors import XcplabError
+    from orchestrator.plan.planner import make_plan
+
+    try:
+        plan = make_plan(r, "bounds")
+    except XcplabError:
+        return held  # the plan's own problem is reported when it is made
+    return [(_direction_bytes(x.a_to_b, p.a_to_b.rtt_s), _direction_bytes(x.b_to_a, p.b_to_a.rtt_s))
+            for x, p in zip(r.links, plan.links, strict=True)]
+
+
+def _check_totals(spec: Spec, r: ResolvedSpec, link_paths: list[PathT], bad: Bad) -> None:
+    flows = sum(f.parallel for f in r.flows)
+    for path, n, most, what in (
+            (("nodes",), len(r.nodes), bounds.MAX_NODES, "nodes"),
+            (("links",), len(r.links), bounds.MAX_LINKS, "links (chains expanded)"),
+            (("flows",), flows, bounds.MAX_FLOWS, "flows (counting parallel)"),
+            (("timeline",), len(r.timeline), bounds.MAX_TIMELINE_EVENTS, "timeline events"),
+            (("expect",), len(r.expect), bounds.MAX_CHECKS, "checks")):
+        if n > most:
+            bad(path, f"{n} {what}; at most {most} on one machine (orchestrator/spec/bounds.py)")
+    routers = {n.name for n in r.nodes if n.role == "router"}
+    ports = Counter(end for link in r.links for end in (link.a, link.b) if end in routers)
+    for name, n in ports.items():
+        if n > bounds.MAX_PORTS_PER_ROUTER:
+            bad(("nodes", name), f"{n} ports; a router's engine opens at most "
+                f"{bounds.MAX_PORTS_PER_ROUTER}")
+    samples = r.duration_s / r.metrics_interval_s
+    rows = samples * (2 * len(r.links) + flows)
+    if rows > bounds.MAX_METRIC_ROWS:
+        bad(("metrics_interval",), f"{samples:.0f} samples x {2 * len(r.links) + flows} "
+            f"series = {rows:.3g} metric rows; at most {bounds.MAX_METRIC_ROWS:.3g} "
+            "(~100 B each on disk): sample less often or run shorter")
+    total = 0
+    for link, path, both in zip(r.links, link_paths, _held_bytes(r), strict=True):
+        for side, held in zip(("a_to_b", "b_to_a"), both, strict=True):
+            total += held
+            if held > bounds.MAX_DIRECTION_BYTES:
+                bad(path, f"{link.id} {side} holds up to {units.fmt_size(held)} (buffer + "
+                    f"capacity x delay); at most {units.fmt_size(bounds.MAX_DIRECTION_BYTES)}"
+                    " per direction")
+    if total > bounds.MAX_TOTAL_BYTES:
+        bad(("links",), f"the links hold up to {units.fmt_size(total)} together (buffers + "
+            f"capacity x delay); at most {units.fmt_size(bounds.MAX_TOTAL_BYTES)} on one machine")
+
+
+def check_bounds(spec: Spec, resolved: ResolvedSpec, lines: Lines,
+                 link_paths: list[PathT]) -> None:
+    """SpecError listing every value past its bound. `link_paths[k]` is where
+    `resolved.links[k]` is written (a link, or the chain item it comes from)."""
+    problems: list[Any] = []
+
+    def bad(path: PathT, reason: str) -> None:
+        problems.append(lines.problem(path, reason))
+
+    _range(spec.duration, bounds.DURATION, ("duration",), bad)
+    _range(spec.metrics_interval, bounds.METRICS_INTERVAL, ("metrics_interval",), bad)
+    _check_link_values(spec, bad)
+    for path, q in _queues(spec):
+        _check_queue(q, path, spec.scale, bad)
+    if not problems:  # totals of values already in range
+        _check_totals(spec, resolved, link_paths, bad)
+    if problems:
+        raise SpecError(sorted(problems, key=lambda p: p.line or 0))
