@@ -2,6 +2,7 @@
 
 Names: `duration_s`, `jain_index`, `fidelity_ok`, `expectations_passed`,
 `expectations_failed`, `expectations_skipped` (their `when:` did not hold),
+`expectations_unjudged` (the run was unfaithful), `expectations_not_reproduced`,
 `expectations_total` (passed + failed: the checks that applied),
 `flow.<id>.<field>`, `link.<A->B>.<field>`, `expect.<i>` (empty when skipped).
 """
@@ -27,6 +28,8 @@ def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
     row["expectations_passed"] = counts.passed
     row["expectations_failed"] = counts.failed
     row["expectations_skipped"] = counts.skipped
+    row["expectations_unjudged"] = counts.unjudged
+    row["expectations_not_reproduced"] = counts.not_reproduced
     row["expectations_total"] = counts.evaluated
     for flow_id, f in (summary.get("flows") or {}).items():
         for k in FLOW_FIELDS:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.analysis import verdicts
 from orchestrator.analysis.engine_timing import check_engines, engine_stats
 from orchestrator.analysis.expectations import Evaluator, evaluate
 from orchestrator.analysis.fidelity import (
@@ -114,7 +115,9 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         "duration_s": _duration_s(m, timings),
         "flows": flows,
         "links": links,
-        "expectations": evaluate(ev, ctx.expectations()),
+        # Fidelity gates the verdicts: numbers of an unfaithful emulation judge nothing.
+        "expectations": (verdicts.unjudge(evaluate(ev, ctx.expectations())) if problems
+                         else evaluate(ev, ctx.expectations())),
         "fidelity": {"ok": not problems, "problems": problems,
                      "engines": engines, "hosts": host_stats(m.procs)},
         "timings": _timings(timings),

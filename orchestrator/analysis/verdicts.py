@@ -1,9 +1,17 @@
 """A recorded check's verdict, read the same way everywhere results are counted.
 
-summary.json `expectations[]` entries carry `status` ("pass", "fail", "skipped")
-and `ok` (True, False, None); summaries written before `when:` existed carry
-only `ok`. A skipped check (its `when:` did not hold) is neither passed nor
-failed, so it never counts towards either.
+summary.json `expectations[]` entries carry `status` and `ok`:
+
+| status           | ok    | meaning |
+|------------------|-------|---------|
+| `pass`           | True  | measured, within the bound |
+| `fail`           | False | measured, outside the bound (or not measurable) |
+| `skipped`        | None  | its `when:` did not hold at this point |
+| `unjudged`       | None  | the run was unfaithful (`fidelity.ok` false): its numbers say nothing about the protocol; `measured_status` keeps what they gave |
+| `not_reproduced` | False | xcplab does not reproduce the paper's number; `reason` says why (never a PASS, whatever was measured) |
+
+Summaries written before `when:` existed carry only `ok`. Only pass and fail
+count as evaluated; the other states are counted apart.
 """
 
 from __future__ import annotations
@@ -12,13 +20,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Verdict = Literal["pass", "fail", "skipped"]
+Verdict = Literal["pass", "fail", "skipped", "unjudged", "not_reproduced"]
+_APART = ("skipped", "unjudged", "not_reproduced")
+LABELS: dict[str, str] = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP",
+                          "unjudged": "UNJUDGED (unfaithful)",
+                          "not_reproduced": "NOT REPRODUCED"}
 
 
 def verdict(e: dict[str, Any]) -> Verdict:
-    if e.get("status") == "skipped":
-        return "skipped"
+    status = e.get("status")
+    if status in _APART:
+        return status  # type: ignore[return-value]
     return "pass" if e.get("ok") is True else "fail"
+
+
+def label(e: dict[str, Any]) -> str:
+    """The verdict as reports print it (PASS, FAIL, SKIP, UNJUDGED (unfaithful), ...)."""
+    return LABELS[verdict(e)]
 
 
 @dataclass(frozen=True)
@@ -26,6 +44,8 @@ class Counts:
     passed: int
     failed: int
     skipped: int
+    unjudged: int = 0
+    not_reproduced: int = 0
 
     @property
     def evaluated(self) -> int:
@@ -34,4 +54,18 @@ class Counts:
 
 def count(exps: Iterable[dict[str, Any]]) -> Counts:
     vs = [verdict(e) for e in exps]
-    return Counts(vs.count("pass"), vs.count("fail"), vs.count("skipped"))
+    return Counts(vs.count("pass"), vs.count("fail"), vs.count("skipped"),
+                  vs.count("unjudged"), vs.count("not_reproduced"))
+
+
+def unjudge(exps: list[dict[str, Any]], why: str = "unfaithful") -> list[dict[str, Any]]:
+    """Every measured entry of an unfaithful run becomes `unjudged`; what the numbers
+    gave stays in `measured_status` / `measured_ok`. Skipped entries stay skipped."""
+    out = []
+    for e in exps:
+        if verdict(e) == "skipped":
+            out.append(e)
+            continue
+        out.append({**e, "status": "unjudged", "ok": None, "unjudged": why,
+                    "measured_status": verdict(e), "measured_ok": e.get("ok")})
+    return out

@@ -1,7 +1,8 @@
 """`xcplab reproduce ARCHIVE [--out DIR]`: rerun an archived run, compare every summary figure.
 
 Exit 0 when the rerun completed (the comparison is information, not a verdict),
-1 when it did not or the archive fails verification (unless --ignore-manifest).
+3 when it completed but its emulation was unfaithful (as `xcplab run`), 1 when it
+did not or the archive fails verification (unless --ignore-manifest).
 The last line printed is the new run directory.
 """
 
@@ -16,6 +17,7 @@ from rich.table import Table
 
 from orchestrator.archive.reproduce import compare, diff_paths, load_archive
 from orchestrator.archive.seal import verify
+from orchestrator.cli.cmd_run import exit_code
 from orchestrator.errors import XcplabError
 
 # Keys of resolved.json that legitimately differ between two runs of one spec.
@@ -76,5 +78,8 @@ def reproduce(args: argparse.Namespace) -> int:
     for key, a, b, rel in compare(old.summary, res.summary):
         table.add_row(key, _fmt(a), _fmt(b), "-" if rel is None else f"{rel:+.1%}")
     Console().print(table)
+    fid = (res.summary or {}).get("fidelity") or {}
+    for problem in fid.get("problems", []):
+        err.print(f"fidelity: {problem}", markup=False, highlight=False)
     print(res.run_dir)
-    return 0 if res.status == "completed" else 1
+    return exit_code(res.status, res.summary or {})

@@ -1,7 +1,9 @@
 """`xcplab run SPEC`: one experiment to its archive, with a progress bar and a result table.
 
 The last line printed is the run directory (scripts rely on it). Exit 0 when the
-run completed, 1 when it failed, 130 when cancelled (Ctrl-C / SIGTERM).
+run completed faithfully, 3 when it completed but its emulation was not faithful
+(summary.json `fidelity.ok` false: its expectations are "unjudged (unfaithful)"),
+1 when it failed, 130 when cancelled (Ctrl-C / SIGTERM).
 """
 
 from __future__ import annotations
@@ -85,8 +87,7 @@ def result_tables(res: RunResult) -> list[Table]:
         for col in ("check", "value", "verdict"):
             exp.add_column(col, justify="right" if col == "value" else "left")
         for c in checks:
-            exp.add_row(str(c.get("check")), _fmt(c.get("value"), ".3g"),
-                        verdicts.verdict(c).upper().replace("SKIPPED", "SKIP"))
+            exp.add_row(str(c.get("check")), _fmt(c.get("value"), ".3g"), verdicts.label(c))
         tables.append(exp)
     return tables
 
@@ -123,4 +124,14 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"archive: {res.archive_path}", markup=False, highlight=False)
     sys.stdout.flush()
     print(res.run_dir)
-    return {"completed": 0, "cancelled": 130}.get(res.status, 1)
+    return exit_code(res.status, res.summary)
+
+
+EXIT_UNFAITHFUL = 3
+
+
+def exit_code(status: str, summary: dict[str, Any]) -> int:
+    """0 completed and faithful, 3 completed but unfaithful, 1 failed, 130 cancelled."""
+    if status == "completed":
+        return 0 if (summary.get("fidelity") or {}).get("ok") is True else EXIT_UNFAITHFUL
+    return {"cancelled": 130}.get(status, 1)

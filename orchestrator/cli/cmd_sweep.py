@@ -2,7 +2,9 @@
 
 One run per combination × repetition (distinct seed per repetition), then
 `DIR/<sweep-id>/sweep.csv` and `sweep.png`. The last line printed is the sweep
-directory. Exit 0 when every run completed, 1 otherwise, 130 when interrupted.
+directory. Exit 0 when every run completed faithfully, 3 when every run completed
+but some were unfaithful (their points say UNFAITHFUL; sweep.csv `fidelity_ok`),
+1 when a run did not complete, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
+from orchestrator.cli.cmd_run import EXIT_UNFAITHFUL
 from orchestrator.errors import XcplabError
 from orchestrator.sweep.grid import Point, parse_param
 from orchestrator.sweep.run import plan_sweep, run_sweep
@@ -71,15 +74,32 @@ def sweep(args: argparse.Namespace) -> int:
     print(res.directory)
     if res.interrupted:
         return 130
-    return 0 if res.rows and done == len(res.rows) else 1
+    if not res.rows or done != len(res.rows):
+        return 1
+    unfaithful = [r for r in res.rows if r.get("fidelity_ok") is not True]
+    if unfaithful:
+        console.print(f"{len(unfaithful)} of {len(res.rows)} points UNFAITHFUL (their checks "
+                      "are unjudged): " + ", ".join(str(r.get("run_id")) for r in unfaithful),
+                      highlight=False)
+        return EXIT_UNFAITHFUL
+    return 0
+
+
 def result_line(row: dict[str, Any]) -> str:
     """One point's outcome: status, run id, error, and its checks (pass/fail/skipped)."""
     extra = f" ({row['error']})" if row.get("error") else ""
+    if row.get("status") == "completed" and row.get("fidelity_ok") is not True:
+        extra += " UNFAITHFUL"
     checks = ""
-    if row.get("expectations_total") or row.get("expectations_skipped"):
+    if (row.get("expectations_total") or row.get("expectations_skipped")
+            or row.get("expectations_unjudged") or row.get("expectations_not_reproduced")):
         checks = (f"; checks {row.get('expectations_passed', 0)} pass, "
                   f"{row.get('expectations_failed', 0)} fail, "
                   f"{row.get('expectations_skipped', 0)} skipped")
+        for key, what in (("expectations_not_reproduced", "not reproduced"),
+                          ("expectations_unjudged", "unjudged (unfaithful)")):
+            if row.get(key):
+                checks += f", {row[key]} {what}"
     return f"    {row['status']}: {row.get('run_id') or '-'}{extra}{checks}"
 
 

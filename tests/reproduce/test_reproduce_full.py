@@ -75,8 +75,11 @@ def _mean(rows: list[dict[str, str]], param: str, key: str, col: str) -> float:
 
 
 def _failed_points(rows: list[dict[str, str]]) -> list[str]:
-    return [f"{r['run_id']}: {r['expectations_failed']} failed" for r in rows
-            if int(r["expectations_failed"] or 0) > 0]
+    """Points with a failed check, and unfaithful points (their checks are unjudged)."""
+    return [f"{r['run_id']}: {r['expectations_failed']} failed" + (
+                "" if r["fidelity_ok"] == "True" else ", UNFAITHFUL")
+            for r in rows
+            if int(r["expectations_failed"] or 0) > 0 or r["fidelity_ok"] != "True"]
 
 
 def test_wireless_loss_sweep(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from orchestrator.errors import XcplabError
 
 
 def verdict(e: dict[str, Any]) -> str:
-    return {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP"}[verdicts.verdict(e)]
+    return verdicts.label(e)
 
 
 def measured(e: dict[str, Any]) -> str:
@@ -26,6 +26,10 @@ def expectation_rows(exps: list[dict[str, Any]]) -> list[list[str]]:
     for e in exps:
         v = verdict(e)
         got = f"not evaluated: {e['reason']}" if v == "SKIP" and e.get("reason") else measured(e)
+        if verdicts.verdict(e) == "not_reproduced" and e.get("reason"):
+            got += f" — not reproduced: {e['reason']}"
+        if verdicts.verdict(e) == "unjudged" and e.get("measured_status"):
+            got += f" (the numbers alone: {verdicts.LABELS[e['measured_status']]})"
         rows.append([v, str(e.get("name") or e.get("metric") or ""),
                      f"{e.get('op') or ''} {num(e.get('bound'))}".strip(),
                      str(e.get("paper") or "–"), got, e.get("check", "")])
@@ -45,6 +49,8 @@ def run_page(run_dir: Path, out: Path) -> Page:
                 f"status {s.get('status')}, {num(s.get('duration_s'))} s, expectations "
                 f"{counts.passed}/{counts.evaluated} passed"
                 + (f" ({counts.skipped} skipped)" if counts.skipped else "")
+                + (f", {counts.not_reproduced} not reproduced" if counts.not_reproduced else "")
+                + (f", {counts.unjudged} unjudged (unfaithful)" if counts.unjudged else "")
                 + f", fidelity {'ok' if fid.get('ok') else 'PROBLEMS'}")
     page.sections.append(("Expectations (paper vs measured)",
                           ["verdict", "check", "bound", "paper", "measured", "detail"],

@@ -41,3 +41,15 @@ def test_report_of_a_run_and_a_sweep(make_run, tmp_path, capsys):
         assert "fidelity {" not in text and "fidelity ok" in text
     index = (out / "index.html").read_text()
     assert f"{run.name}.html" in index and f"{sweep.name}.html" in index
+
+
+def test_report_rows_never_show_unjudged_or_not_reproduced_checks_as_pass():
+    from orchestrator.analysis.report.run import expectation_rows
+
+    rows = expectation_rows([
+        {"status": "unjudged", "ok": None, "measured_status": "pass", "name": "u",
+         "check": "u: x >= 1: measured 2"},
+        {"status": "not_reproduced", "ok": False, "name": "n", "reason": "no max-min rates",
+         "check": "n: y >= 1: measured 3"}])
+    assert rows[0][0] == "UNJUDGED (unfaithful)" and "(the numbers alone: PASS)" in rows[0][4]
+    assert rows[1][0] == "NOT REPRODUCED" and rows[1][4] == "3 — not reproduced: no max-min rates"

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from orchestrator.analysis.finalize import finalize_run
+from orchestrator.analysis.summary import build_summary
 
 TIMINGS = {"deploy_s": 1.5, "run_s": 10.2, "teardown_s": 0.4}
 
@@ -129,3 +130,45 @@ def test_a_run_killed_mid_write_loses_only_the_cut_line(make_run):
     assert s["metrics_missing"] == []
     assert sorted(s["metrics_notes"]) == ["event.csv: incomplete last line dropped",
                                             "link.csv: incomplete last line dropped"]
+
+
+def test_an_unfaithful_runs_expectations_are_unjudged_not_passed(make_run):
+    from orchestrator.analysis import verdicts
+
+    checks = [{"metric": "utilization", "link": "R1->R2", "op": ">=", "value": 0.5},
+              {"metric": "utilization", "link": "R1->R2", "op": ">=", "value": 0.99}]
+    faithful = build_summary(make_run(expect=checks), status="completed", timings={})
+    assert [e["status"] for e in faithful["expectations"]] == ["pass", "fail"]
+    # the same numbers from an engine that ran 2 % of its events over 1 ms late
+    s = build_summary(make_run(expect=checks, late_1ms_fraction=0.02,
+                               max_event_lateness_us=2500), status="completed", timings={})
+    assert s["fidelity"]["ok"] is False
+    exps = s["expectations"]
+    assert [(e["status"], e["ok"], e["measured_status"]) for e in exps] == [
+        ("unjudged", None, "pass"), ("unjudged", None, "fail")]
+    assert [verdicts.label(e) for e in exps] == ["UNJUDGED (unfaithful)"] * 2
+    c = verdicts.count(exps)
+    assert (c.passed, c.failed, c.unjudged, c.evaluated) == (0, 0, 2, 0)
+
+
+def test_run_exit_code_says_whether_the_run_was_faithful():
+    from orchestrator.cli.cmd_run import exit_code
+
+    assert exit_code("completed", {"fidelity": {"ok": True}}) == 0
+    assert exit_code("completed", {"fidelity": {"ok": False, "problems": ["x"]}}) == 3
+    assert exit_code("completed", {}) == 3  # no verdict is no clean bill
+    assert exit_code("failed", {"fidelity": {"ok": True}}) == 1
+    assert exit_code("cancelled", {}) == 130
+
+
+def test_sweep_lines_mark_unfaithful_points():
+    from orchestrator.cli.cmd_sweep import result_line
+
+    row = {"status": "completed", "run_id": "r7", "fidelity_ok": False,
+           "expectations_passed": 0, "expectations_failed": 0, "expectations_skipped": 0,
+           "expectations_total": 0, "expectations_unjudged": 2}
+    assert result_line(row) == ("    completed: r7 UNFAITHFUL; checks 0 pass, 0 fail, "
+                                "0 skipped, 2 unjudged (unfaithful)")
+    row |= {"fidelity_ok": True, "expectations_unjudged": 0, "expectations_passed": 2,
+            "expectations_total": 2}
+    assert result_line(row) == "    completed: r7; checks 2 pass, 0 fail, 0 skipped"
