@@ -113,7 +113,7 @@ TEST(ControlHandler, ErrorsNameWhatIsWrong) {
   Fixture f;
   auto error = [&](const std::string& line) { return f.ask(line)["error"].get<std::string>(); };
   EXPECT_NE(error("not json").find("not valid JSON"), std::string::npos);
-  EXPECT_EQ(error(R"({"cmd":"reboot"})"), "unknown cmd 'reboot' (valid: ping, stats, set_link, set_queue)");
+  EXPECT_EQ(error(R"({"cmd":"reboot"})"), "unknown cmd 'reboot' (valid: ping, stats, set_link, set_queue, xcpi_estimate)");
   EXPECT_EQ(error(R"({"cmd":"set_link","router":"r1","port":"r1:z"})"),
             "set_link: unknown port 'r1:z' (router r1 has r1:a)");
   EXPECT_EQ(error(R"({"cmd":"set_link","router":"r2","port":"r1:a"})"), "set_link: unknown router 'r2' (valid: r1)");

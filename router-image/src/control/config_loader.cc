@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 
+#include "control/xcpi_config_loader.hh"
 #include "qdisc/qdisc_factory.hh"
 #include "util/json_keys.hh"
 
@@ -72,7 +73,7 @@ PortConfig parse_port(const json& j, const std::string& where) {
 
 RouterConfig parse_router(const json& j, const std::string& where) {
   if (!j.is_object()) fail(where, "must be an object");
-  only_keys(j, where, {"name", "netns", "xcp_address", "ports", "routes"});
+  only_keys(j, where, {"name", "netns", "xcp_address", "ports", "routes", "xcpi"});
   RouterConfig r;
   r.name = need_string(j, where, "name");
   if (auto it = j.find("netns"); it != j.end() && !it->is_null()) r.netns = need_string(j, where, "netns");
@@ -113,7 +114,35 @@ RouterConfig parse_router(const json& j, const std::string& where) {
     rc.next_hop_mac = parse_mac(need(rj, w, "next_hop_mac"), w + ".next_hop_mac");
     r.routes.push_back(rc);
   }
+  if (auto it = j.find("xcpi"); it != j.end() && !it->is_null()) r.xcpi = parse_xcpi_config(*it, where + ".xcpi");
   return r;
+}
+
+// The oracle reads the cloud's links from this engine's own routers: every
+// link it names must be one of them (engine_per=machine hosts them all).
+void check_oracle_links(const EngineConfig& c) {
+  for (size_t i = 0; i < c.routers.size(); ++i) {
+    const auto& x = c.routers[i].xcpi;
+    if (!x) continue;
+    for (size_t pi = 0; pi < x->oracle.paths.size(); ++pi) {
+      for (size_t li = 0; li < x->oracle.paths[pi].links.size(); ++li) {
+        const LinkRef& l = x->oracle.paths[pi].links[li];
+        const std::string w = "routers[" + std::to_string(i) + "].xcpi.oracle.paths[" + std::to_string(pi) +
+                              "].links[" + std::to_string(li) + "]";
+        const RouterConfig* owner = nullptr;
+        for (const auto& r : c.routers) {
+          if (r.name == l.router) owner = &r;
+        }
+        if (!owner) fail(w + ".router", "router \"" + l.router + "\" is not in this engine (the oracle reads links of the same engine)");
+        const PortConfig* port = nullptr;
+        for (const auto& p : owner->ports) {
+          if (p.name == l.port) port = &p;
+        }
+        if (!port) fail(w + ".port", "router " + l.router + " has no port \"" + l.port + "\"");
+        if (l.ingress && !port->ingress) fail(w + ".direction", "port " + l.port + " emulates no ingress link");
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -191,6 +220,7 @@ EngineConfig parse_config(const json& j, const std::string& source) {
       }
       c.routers.push_back(std::move(r));
     }
+    check_oracle_links(c);
     return c;
   } catch (const std::invalid_argument& e) {
     throw ConfigError(source + ": " + e.what());

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "util/json_keys.hh"
+#include "util/net_address.hh"
 
 namespace xcprouter {
 
@@ -66,7 +67,8 @@ json ControlHandler::handle_json(const json& req) {
     if (cmd == "stats") return stats(req);
     if (cmd == "set_link") return set_link(req);
     if (cmd == "set_queue") return set_queue(req);
-    throw std::invalid_argument("unknown cmd '" + cmd + "' (valid: ping, stats, set_link, set_queue)");
+    if (cmd == "xcpi_estimate") return xcpi_estimate(req);
+    throw std::invalid_argument("unknown cmd '" + cmd + "' (valid: ping, stats, set_link, set_queue, xcpi_estimate)");
   } catch (const std::exception& e) {
     return {{"ok", false}, {"error", e.what()}};
   }
@@ -162,6 +164,38 @@ json ControlHandler::set_queue(const json& req) {
   json report = json::object();
   link.qdisc().report(report);
   return {{"ok", true}, {"qdisc", std::move(report)}};
+}
+
+json ControlHandler::xcpi_estimate(const json& req) {
+  only_keys(req, "xcpi_estimate", {"cmd", "router", "upstream", "bw_bps", "truth_bps"});
+  const std::string name = need_string(req, "router", "xcpi_estimate");
+  Router* router = nullptr;
+  for (auto& r : routers_) {
+    if (r->name() == name) router = r.get();
+  }
+  if (!router) throw std::invalid_argument("xcpi_estimate: unknown router '" + name + "'");
+  if (!router->xcpi()) throw std::invalid_argument("xcpi_estimate: router " + name + " does not speak XCP-i");
+  const std::string up = need_string(req, "upstream", "xcpi_estimate");
+  const auto addr = parse_ipv4(up);
+  if (!addr) throw std::invalid_argument("xcpi_estimate: upstream must be an IPv4 address, got '" + up + "'");
+  auto number = [&](const char* key, bool required) -> double {
+    auto it = req.find(key);
+    if (it == req.end() || it->is_null()) {
+      if (required) throw std::invalid_argument(std::string("xcpi_estimate: ") + key + " (number, bits/s) is required");
+      return -1;
+    }
+    if (!it->is_number() || !(it->get<double>() > -1e13 && it->get<double>() < 1e13)) {
+      throw std::invalid_argument(std::string("xcpi_estimate: ") + key + " must be a number of bits/s, got " + it->dump());
+    }
+    return it->get<double>();
+  };
+  const double bw = number("bw_bps", true);
+  const double truth = number("truth_bps", false);
+  if (!router->xcpi()->inject_estimate(*addr, bw, truth, clock_.now())) {
+    throw std::invalid_argument("xcpi_estimate: router " + name + " has no entry for upstream " + up +
+                                " (an entry exists once a packet from it crossed a cloud)");
+  }
+  return {{"ok", true}};
 }
 
 }  // namespace xcprouter

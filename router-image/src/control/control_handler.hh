@@ -34,6 +34,7 @@ class ControlHandler {
   nlohmann::json stats(const nlohmann::json& req);
   nlohmann::json set_link(const nlohmann::json& req);
   nlohmann::json set_queue(const nlohmann::json& req);
+  nlohmann::json xcpi_estimate(const nlohmann::json& req);
   // Resolves router/port/direction of a request; throws std::invalid_argument.
   Link& find_link(const nlohmann::json& req, const char* cmd);
 

@@ -71,6 +71,7 @@ Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
     port_index += resolved.ports.size();
     ports_.push_back(std::move(ports));
   }
+  bind_xcpi_oracles(config);
   set_ports_in_epoll(true);
   // Enough buffers for full queues to start without touching malloc mid-run.
   PacketPool::reserve(4096);
@@ -85,6 +86,32 @@ Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
                                              [this](const std::string& line) { return handler_->handle(line); });
   started_ = clock_.now();
   cpu_at_start_ = process_cpu_seconds();
+}
+
+void Engine::bind_xcpi_oracles(const EngineConfig& config) {
+  // The config loader checked that every named router, port and direction exists.
+  auto router_named = [&](const std::string& name) -> Router& {
+    for (auto& r : routers_) {
+      if (r->name() == name) return *r;
+    }
+    throw std::runtime_error("xcpi oracle: no router " + name);
+  };
+  for (size_t i = 0; i < config.routers.size(); ++i) {
+    const auto& x = config.routers[i].xcpi;
+    if (!x || !routers_[i]->xcpi()) continue;
+    for (const OraclePath& path : x->oracle.paths) {
+      std::vector<const Link*> links;
+      for (const LinkRef& l : path.links) {
+        Router& owner = router_named(l.router);
+        const int k = owner.find_port(l.port);
+        if (k < 0) throw std::runtime_error("xcpi oracle: router " + l.router + " has no port " + l.port);
+        const Link* link = l.ingress ? owner.ingress(static_cast<size_t>(k)) : &owner.egress(static_cast<size_t>(k));
+        if (!link) throw std::runtime_error("xcpi oracle: port " + l.port + " has no ingress link");
+        links.push_back(link);
+      }
+      routers_[i]->xcpi()->bind_oracle(path.upstream, std::move(links));
+    }
+  }
 }
 
 void Engine::on_port_readable(size_t r, size_t p) {

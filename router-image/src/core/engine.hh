@@ -36,6 +36,8 @@ class Engine {
   nlohmann::json fidelity_json();
 
  private:
+  // Hands each XCP-i router the links its oracle paths name (same process).
+  void bind_xcpi_oracles(const EngineConfig& config);
   void on_port_readable(size_t router, size_t port);
   // Reads every port: ring frames in kernel arrival order across ports, up
   // to those that arrived by the moment of the call. Returns the frames read.

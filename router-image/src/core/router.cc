@@ -7,6 +7,8 @@
 #include "core/checksum.hh"
 #include "core/frame_parser.hh"
 #include "qdisc/qdisc_factory.hh"
+#include "qdisc/xcp_qdisc.hh"
+#include "xcp/control_message.hh"
 #include "util/seed.hh"
 
 namespace xcprouter {
@@ -17,6 +19,7 @@ constexpr uint8_t kProtoIcmp = 1;
 constexpr uint8_t kIcmpEchoRequest = 8;
 constexpr uint8_t kIcmpEchoReply = 0;
 constexpr uint8_t kLocalTtl = 64;
+constexpr uint8_t kProtoXcp = xcp::kIpProtoXcp;
 
 uint16_t be16(const uint8_t* b) { return static_cast<uint16_t>(b[0] << 8 | b[1]); }
 void put16(uint8_t* b, uint16_t v) {
@@ -52,6 +55,53 @@ Router::Router(const RouterConfig& config, uint64_t seed, uint64_t first_port_in
     ports_.push_back(std::move(port));
   }
   for (const RouteConfig& r : config.routes) routes_.add(r.prefix, NextHop{r.port, r.next_hop_mac});
+  if (config.xcpi) {
+    xcpi_ = std::make_unique<XcpiNode>(
+        *config.xcpi, xcp_address_, XcpParams{}, splitmix64(seed ^ (first_port_index << 32) ^ 0x58435049ull),
+        [this](uint32_t dst, const xcp::ControlMessage& m, size_t len, xcp::Timestamp at) {
+          send_control(dst, m, len, at);
+        },
+        [this] { return xcp_persistent_queue(); });
+  }
+}
+
+double Router::xcp_persistent_queue() const {
+  double q = 0;
+  for (const auto& port : ports_) {
+    if (const auto* x = dynamic_cast<const XcpQdisc*>(&port->egress->qdisc())) q = std::max(q, x->persistent_queue());
+  }
+  return q;
+}
+
+void Router::send_control(uint32_t dst, const xcp::ControlMessage& m, size_t ip_payload_bytes, xcp::Timestamp now) {
+  const size_t ip_len = 20 + std::max(ip_payload_bytes, xcp::kControlMessageLen);
+  PacketPtr p = std::make_unique<Packet>();
+  if (14 + ip_len > Packet::kCapacity) return;
+  uint8_t* d = p->data();
+  std::memset(d, 0, 14 + 20);
+  d[12] = 0x08;  // EtherType IPv4; MACs are written by route_out
+  uint8_t* ip = d + 14;
+  ip[0] = 0x45;
+  put16(ip + 2, static_cast<uint16_t>(ip_len));
+  put16(ip + 6, 0x4000);  // DF: probes must cross the cloud whole
+  ip[8] = kLocalTtl;
+  ip[9] = kProtoXcp;
+  for (int i = 0; i < 4; ++i) {
+    ip[12 + i] = static_cast<uint8_t>(xcp_address_ >> (24 - 8 * i));
+    ip[16 + i] = static_cast<uint8_t>(dst >> (24 - 8 * i));
+  }
+  put16(ip + 10, internet_checksum(ip, 20));
+  xcp::write_control(m, {ip + 20, ip_len - 20});
+  p->frame_len = static_cast<uint32_t>(14 + ip_len);
+  p->ip_offset = 14;
+  p->ip_total_len = static_cast<uint16_t>(ip_len);
+  p->xcp_offset = 14 + 20;
+  p->xcp = xcp::parse_header({ip + 20, ip_len - 20}).header;
+  p->ip_ttl_in = kLocalTtl;
+  p->flow = FlowKey{xcp_address_, dst, 0, 0, kProtoXcp};
+  p->arrival = now;
+  p->enqueued = now;
+  if (!ports_.empty()) route_out(0, p, now);
 }
 
 int Router::find_port(const std::string& name) const {
@@ -69,6 +119,7 @@ void Router::set_lateness_threshold(xcp::Duration d) {
 }
 
 void Router::note_wall_time(xcp::Timestamp now) {
+  last_advance_ = now;
   for (auto& p : ports_) {
     p->egress->note_wall_time(now);
     if (p->ingress) p->ingress->note_wall_time(now);
@@ -126,6 +177,10 @@ bool Router::route_out(uint16_t in_port, PacketPtr& p, xcp::Timestamp now) {
 
 void Router::forward(uint16_t in_port, PacketPtr p, xcp::Timestamp now) {
   if (is_local_address(p->flow.dst)) {
+    if (xcpi_ && p->flow.proto == kProtoXcp && p->has_xcp() && p->xcp.format == xcp::Format::kControl) {
+      xcpi_->on_control(*p, now);
+      return;
+    }
     answer_echo(in_port, std::move(p), now);
     return;
   }
@@ -140,6 +195,7 @@ void Router::forward(uint16_t in_port, PacketPtr p, xcp::Timestamp now) {
   const uint16_t old_word = be16(ip + 8);
   ip[8] = static_cast<uint8_t>(ttl - 1);
   put16(ip + 10, checksum_update(be16(ip + 10), old_word, be16(ip + 8)));
+  if (xcpi_) xcpi_->on_data(*p, now);
   route_out(in_port, p, now);
 }
 
@@ -217,6 +273,8 @@ void Router::send_time_exceeded(uint16_t in_port, PacketPtr p, xcp::Timestamp no
 }
 
 void Router::advance(xcp::Timestamp now) {
+  last_advance_ = now;
+  if (xcpi_) xcpi_->advance(now);
   for (auto& port : ports_) {
     if (port->ingress) port->ingress->advance(now);
     port->egress->advance(now);
@@ -224,7 +282,7 @@ void Router::advance(xcp::Timestamp now) {
 }
 
 xcp::Timestamp Router::next_deadline() const {
-  xcp::Timestamp t = xcp::Timestamp::max();
+  xcp::Timestamp t = xcpi_ ? xcpi_->next_deadline() : xcp::Timestamp::max();
   for (const auto& port : ports_) {
     if (port->ingress) t = std::min(t, port->ingress->next_deadline());
     t = std::min(t, port->egress->next_deadline());
@@ -259,7 +317,9 @@ nlohmann::json Router::stats_json(const std::function<void()>& between_ports) co
         {"ingress", port->ingress ? port->ingress->stats_json() : nlohmann::json(nullptr)},
     };
   }
-  return {{"ports", std::move(ports)}, {"xcp_address", ipv4_to_string(xcp_address_)}};
+  nlohmann::json out = {{"ports", std::move(ports)}, {"xcp_address", ipv4_to_string(xcp_address_)}};
+  if (xcpi_) xcpi_->report(out, last_advance_);
+  return out;
 }
 
 }  // namespace xcprouter

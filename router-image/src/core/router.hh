@@ -20,6 +20,7 @@
 #include "core/link.hh"
 #include "core/route_table.hh"
 #include "core/router_config.hh"
+#include "xcpi/xcpi_node.hh"
 
 namespace xcprouter {
 
@@ -67,6 +68,9 @@ class Router {
   const Link* ingress(size_t port) const { return ports_[port]->ingress.get(); }
   const PortCounters& counters(size_t port) const { return ports_[port]->counters; }
   void set_lateness_threshold(xcp::Duration d);
+  // Null unless the router speaks XCP-i.
+  XcpiNode* xcpi() { return xcpi_.get(); }
+  const XcpiNode* xcpi() const { return xcpi_.get(); }
 
   // {"ports": {name: {...}}} as CONTROL.md's stats describes.
   // between_ports runs before each port's entry: the engine serves due packet
@@ -117,6 +121,11 @@ class Router {
   // Turns the expired packet into an ICMP time-exceeded (RFC 792) to its
   // source, at most kIcmpErrorsPerSecond per router.
   void send_time_exceeded(uint16_t in_port, PacketPtr p, xcp::Timestamp now);
+  // Originates an XCP-i control message (Format 3) from this router to `dst`.
+  void send_control(uint32_t dst, const xcp::ControlMessage& m, size_t ip_payload_bytes, xcp::Timestamp now);
+  // R's persistent queue for the XCP-i virtual routers: the largest of its
+  // XCP output ports' (with one output port, exactly that port's Q).
+  double xcp_persistent_queue() const;
   static constexpr uint32_t kIcmpErrorsPerSecond = 1000;
   int64_t icmp_window_second_ = -1;
   uint32_t icmp_window_count_ = 0;
@@ -125,6 +134,9 @@ class Router {
   uint32_t xcp_address_;
   std::vector<std::unique_ptr<Port>> ports_;
   RouteTable routes_;
+  std::unique_ptr<XcpiNode> xcpi_;
+  // Stamped when the last stats answer was built (XCP-i estimate ages).
+  xcp::Timestamp last_advance_{};
 };
 
 }  // namespace xcprouter

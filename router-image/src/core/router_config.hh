@@ -11,6 +11,7 @@
 
 #include "core/loss_model.hh"
 #include "util/net_address.hh"
+#include "xcpi/xcpi_config.hh"
 #include "xcp/units.hh"
 
 namespace xcprouter {
@@ -45,6 +46,8 @@ struct RouterConfig {
   uint32_t xcp_address = 0;
   std::vector<PortConfig> ports;
   std::vector<RouteConfig> routes;
+  // Present when the router speaks XCP-i (PROTOCOL.md §4).
+  std::optional<XcpiConfig> xcpi;
 };
 
 struct EngineConfig {

@@ -26,7 +26,7 @@ uint64_t read_limit(const nlohmann::json& cfg, const char* key) {
 
 }  // namespace
 
-std::string_view qdisc_kinds() { return "droptail, red, xcp"; }
+std::string_view qdisc_kinds() { return "droptail, red, xcp, xcpi"; }
 
 std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   if (!cfg.is_object()) {
@@ -57,8 +57,8 @@ std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   if (kind == "red") {
     return std::make_unique<Red>(limit, parse_red_params(params, RedParams{}), seed);
   }
-  if (kind == "xcp") {
-    auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed);
+  if (kind == "xcp" || kind == "xcpi") {
+    auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed, kind == "xcp" ? "xcp" : "xcpi");
     q->configure(params);  // one parser for build-time and live params
     return q;
   }

@@ -17,8 +17,9 @@ std::unique_ptr<LinkSpareBandwidth> make_link_spare(LinkSpareBandwidth*& out) {
 
 }  // namespace
 
-XcpQdisc::XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed)
+XcpQdisc::XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed, std::string_view kind)
     : Qdisc(limit),
+      kind_(kind),
       link_spare_(nullptr),
       controller_(params, make_link_spare(link_spare_), seed),
       pq_(params.min_queue_window) {}

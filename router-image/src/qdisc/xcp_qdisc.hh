@@ -22,9 +22,11 @@ namespace xcprouter {
 
 class XcpQdisc final : public Qdisc {
  public:
-  XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed);
+  // `kind` is "xcp", or "xcpi" on an XCP-i router's ports (same port law;
+  // the router adds the virtual routers, xcpi/xcpi_node.hh).
+  XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed, std::string_view kind = "xcp");
 
-  std::string_view kind() const override { return "xcp"; }
+  std::string_view kind() const override { return kind_; }
   void set_capacity(xcp::Rate c) override;
   std::optional<xcp::Timestamp> next_deadline() const override;
   void on_deadline(xcp::Timestamp now) override;
@@ -46,6 +48,7 @@ class XcpQdisc final : public Qdisc {
  private:
   void start_timers(xcp::Timestamp now);
 
+  std::string_view kind_;
   LinkSpareBandwidth* link_spare_;  // owned by controller_
   XcpController controller_;
   PersistentQueue pq_;

@@ -1,0 +1,109 @@
+#include "control/xcpi_config_loader.hh"
+
+#include <stdexcept>
+
+#include "qdisc/param_reader.hh"
+#include "util/json_keys.hh"
+#include "util/net_address.hh"
+
+namespace xcprouter {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw std::invalid_argument(where + ": " + what);
+}
+
+// The bounds keep every timer above the engine's event granularity and every
+// table small enough to report in one stats answer.
+constexpr uint32_t kMaxUpstreamsBound = 4096;
+constexpr double kMinTimerS = 0.001, kMaxTimerS = 600.0;
+
+LinkRef parse_link_ref(const json& j, const std::string& where) {
+  if (!j.is_object()) fail(where, "must be an object {router, port, direction}");
+  if (auto u = find_unknown_key(j, {"router", "port", "direction"})) {
+    fail(where + "." + u->key, "unknown field (valid: " + u->valid + ")");
+  }
+  LinkRef r;
+  auto str = [&](const char* k) {
+    auto it = j.find(k);
+    if (it == j.end() || !it->is_string() || it->get<std::string>().empty()) {
+      fail(where + "." + k, "required non-empty string");
+    }
+    return it->get<std::string>();
+  };
+  r.router = str("router");
+  r.port = str("port");
+  if (auto it = j.find("direction"); it != j.end()) {
+    if (*it != "egress" && *it != "ingress") fail(where + ".direction", "must be \"egress\" or \"ingress\", got " + it->dump());
+    r.ingress = *it == "ingress";
+  }
+  return r;
+}
+
+OracleConfig parse_oracle(const json& j, const std::string& where) {
+  if (!j.is_object()) fail(where, "must be an object {error, period_s, paths}");
+  json scalars = json::object();
+  for (const auto& [k, v] : j.items()) {
+    if (k != "paths") scalars[k] = v;
+  }
+  ParamReader r(scalars, where);
+  OracleConfig o;
+  o.error = r.number_or("error", 0.0, 0.0, 0.9);
+  o.period = xcp::Duration::seconds(r.number_or("period_s", 0.0, 0.0, kMaxTimerS));
+  r.finish();
+  if (auto it = j.find("paths"); it != j.end()) {
+    if (!it->is_array()) fail(where + ".paths", "must be an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const std::string w = where + ".paths[" + std::to_string(i) + "]";
+      const json& pj = (*it)[i];
+      if (!pj.is_object()) fail(w, "must be an object {upstream, links}");
+      if (auto u = find_unknown_key(pj, {"upstream", "links"})) fail(w + "." + u->key, "unknown field (valid: " + u->valid + ")");
+      OraclePath p;
+      auto up = pj.find("upstream");
+      auto a = up != pj.end() && up->is_string() ? parse_ipv4(up->get<std::string>()) : std::nullopt;
+      if (!a) fail(w + ".upstream", "must be an IPv4 address like \"10.0.0.1\"");
+      p.upstream = *a;
+      auto links = pj.find("links");
+      if (links == pj.end() || !links->is_array() || links->empty()) fail(w + ".links", "must be a non-empty array");
+      for (size_t k = 0; k < links->size(); ++k) {
+        p.links.push_back(parse_link_ref((*links)[k], w + ".links[" + std::to_string(k) + "]"));
+      }
+      o.paths.push_back(std::move(p));
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+XcpiConfig parse_xcpi_config(const json& j, const std::string& where) {
+  if (!j.is_object()) fail(where, "must be an object");
+  json scalars = json::object();
+  for (const auto& [k, v] : j.items()) {
+    if (k != "oracle") scalars[k] = v;
+  }
+  ParamReader r(scalars, where);
+  XcpiConfig c;
+  const auto est = r.choice("estimator", {"oracle", "chirp"});
+  c.estimator = est && *est == "chirp" ? EstimatorKind::kChirp : EstimatorKind::kOracle;
+  c.max_upstreams = static_cast<uint32_t>(r.number_or("max_upstreams", c.max_upstreams, 1, kMaxUpstreamsBound));
+  auto secs = [&](const char* key, xcp::Duration cur) {
+    auto v = r.number(key, kMinTimerS, kMaxTimerS);
+    return v ? xcp::Duration::seconds(*v) : cur;
+  };
+  c.idle_timeout = secs("idle_timeout_s", c.idle_timeout);
+  c.request_timeout = secs("request_timeout_s", c.request_timeout);
+  c.reestimate_period = secs("reestimate_period_s", c.reestimate_period);
+  c.broken_holdoff = secs("broken_holdoff_s", c.broken_holdoff);
+  c.estimate_max_age = secs("estimate_max_age_s", c.estimate_max_age);
+  c.request_attempts = static_cast<uint32_t>(r.number_or("request_attempts", c.request_attempts, 1, 100));
+  c.chirps_per_request = static_cast<uint32_t>(r.number_or("chirps_per_request", c.chirps_per_request, 1, 1000));
+  r.finish();
+  if (auto it = j.find("oracle"); it != j.end()) c.oracle = parse_oracle(*it, where + ".oracle");
+  return c;
+}
+
+}  // namespace xcprouter

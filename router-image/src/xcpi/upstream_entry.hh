@@ -1,0 +1,66 @@
+// What an XCP-i router R keeps per upstream XCP-i router U (PROTOCOL.md §4):
+// the estimation session, the virtual router V(U) — a full XCP controller
+// whose spare bandwidth is the estimate BW_U — and the estimate itself.
+// No per-flow state: one entry per cloud crossing, whatever the flows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "xcp/spare_bandwidth.hh"
+#include "xcp/units.hh"
+#include "xcp/xcp_controller.hh"
+#include "xcpi/estimation_session.hh"
+#include "xcpi/oracle_source.hh"
+
+namespace xcprouter {
+
+enum class EstimateSource : uint8_t { kNone, kOracle, kInjected, kChirp };
+
+struct UpstreamCounters {
+  uint64_t packets = 0;        // data packets from U that crossed the cloud
+  uint64_t lowered = 0;        // ... whose H_feedback V lowered
+  uint64_t no_estimate = 0;    // ... forwarded without V (no valid estimate yet / broken / stale)
+  uint64_t estimates = 0;      // estimate updates received
+};
+
+struct UpstreamEntry {
+  UpstreamEntry(uint32_t u, const XcpiConfig& config, const XcpParams& params, uint32_t session_id,
+                uint64_t seed);
+  UpstreamEntry(const UpstreamEntry&) = delete;
+  UpstreamEntry& operator=(const UpstreamEntry&) = delete;
+
+  // V may feed back: the path is not broken and the estimate is fresh.
+  bool estimate_usable(xcp::Timestamp now, xcp::Duration max_age) const {
+    return source != EstimateSource::kNone && session.state() != EstimationSession::State::kBroken &&
+           now - estimate_at <= max_age;
+  }
+  void set_estimate(double bps, double truth, EstimateSource from, xcp::Timestamp now) {
+    estimate_bps = bps;
+    truth_bps = truth;
+    source = from;
+    estimate_at = now;
+    spare->set_estimate(bps / 8.0);
+    ++counters.estimates;
+  }
+
+  uint32_t upstream;
+  EstimationSession session;
+  EstimatedSpareBandwidth* spare;  // owned by v
+  XcpController v;
+  std::unique_ptr<OracleSource> oracle;  // null unless the estimator is the oracle with a path
+  xcp::Timestamp oracle_next{};
+
+  EstimateSource source = EstimateSource::kNone;
+  double estimate_bps = 0;
+  double truth_bps = -1;  // -1: unknown (no oracle for this path)
+  xcp::Timestamp estimate_at{};
+
+  bool v_started = false;
+  xcp::Timestamp v_last_timeout{};
+  xcp::Timestamp v_next_timeout = xcp::Timestamp::max();
+  xcp::Timestamp created{};
+  UpstreamCounters counters;
+};
+
+}  // namespace xcprouter

@@ -1,0 +1,72 @@
+// Typed configuration of a router's XCP-i function (PROTOCOL.md §4; JSON in
+// CONFIG.md "xcpi"). Parsed once by control/config_loader; the numbers that
+// PROTOCOL.md leaves open ([decide]) have their defaults and reasons here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xcp/units.hh"
+
+namespace xcprouter {
+
+enum class EstimatorKind : uint8_t {
+  kOracle,  // true available bandwidth read from the cloud's own emulated links
+  kChirp,   // measured by chirp probes U -> R (XCPI_ESTIMATOR.md)
+};
+
+// One emulated link direction, by router and port name.
+struct LinkRef {
+  std::string router;
+  std::string port;
+  bool ingress = false;
+};
+
+// The links a packet from `upstream` crosses before it reaches this router:
+// the oracle's available bandwidth is min over them of (C - input rate).
+struct OraclePath {
+  uint32_t upstream = 0;  // IPv4 of U (its last_xcp_router value)
+  std::vector<LinkRef> links;
+};
+
+struct OracleConfig {
+  // Relative error injected into every estimate: BW·(1 + U[-error, +error]),
+  // drawn from the router's own seeded stream (seed 000 Fig. 13: 0.1, 0.2).
+  double error = 0.0;
+  // Zero: a fresh value at every virtual-router control interval, as the
+  // paper's ns-2 model ("the correct value at the end of each XCP control
+  // interval"). Positive: the value is held for this long (a slow estimator).
+  xcp::Duration period = xcp::Duration::zero();
+  std::vector<OraclePath> paths;
+};
+
+struct XcpiConfig {
+  EstimatorKind estimator = EstimatorKind::kOracle;
+  // Upstream routers tracked at once. Each entry holds a virtual router and a
+  // session (~1 KB); when full, packets from a new U are forwarded with the
+  // port's XCP only and counted as `table_full` — never an unbounded table.
+  uint32_t max_upstreams = 64;
+  // An entry with no packet from U for this long is removed (paper: "stopped
+  // after an inactivity period"); two seconds outlast any RTT the testbed runs.
+  xcp::Duration idle_timeout = xcp::Duration::seconds(2.0);
+  // xcp_req_timeout: wait for U's acknowledgement. The paper leaves it open;
+  // 200 ms exceeds the round trip of every seed topology (<= 330 ms is the
+  // SIGCOMM'02 extreme, for which 500 ms should be configured).
+  xcp::Duration request_timeout = xcp::Duration::milliseconds(200);
+  // Unanswered requests before the path U->R is declared broken (paper: 3).
+  uint32_t request_attempts = 3;
+  // While U is active R asks again this often (periodic re-estimation).
+  xcp::Duration reestimate_period = xcp::Duration::seconds(1.0);
+  // A broken path is retried on the first packet from U after this hold-off
+  // ([decide]: "until a new packet from U arrives" taken literally restarts at
+  // once, since data from U keeps arriving; the hold-off bounds request traffic).
+  xcp::Duration broken_holdoff = xcp::Duration::seconds(1.0);
+  // An estimate older than this is not used (V is bypassed, counted).
+  xcp::Duration estimate_max_age = xcp::Duration::seconds(3.0);
+  // Chirps U sends per request (chirp estimator only).
+  uint32_t chirps_per_request = 8;
+  OracleConfig oracle;
+};
+
+}  // namespace xcprouter
