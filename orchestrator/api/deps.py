@@ -55,6 +55,21 @@ def current_user(db: DB,
 CurrentUser = Annotated[User, Depends(current_user)]
 
 
+def stream_user(service: ServiceDep,
+                creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> User:
+    """The caller, authenticated in a session closed at once: for responses that last
+    (server-sent events), which must not hold a pooled connection for their whole life."""
+    if creds is None or creds.scheme.lower() != "bearer":
+        raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
+    with service.sessions() as db:
+        user = authenticate(db, creds.credentials)
+        db.expunge(user)  # id, name and admin stay readable; nothing lazy is left to load
+    return user
+
+
+StreamUser = Annotated[User, Depends(stream_user)]
+
+
 async def spec_body(request: Request, service: ServiceDep) -> bytes:
     """The raw request body, refused with 413 as soon as it passes the size limit."""
     limit = service.settings.max_spec_bytes

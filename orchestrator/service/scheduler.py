@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,9 @@ from orchestrator.service.settings import Settings
 log = logging.getLogger("xcplab.service")
 
 PROGRESS_MIN_INTERVAL_S = 0.5  # at most two progress writes per second and run
+# The final state write: 6 attempts over ~15 s (0.5, 1, 2, 4, 8 s apart).
+FINAL_WRITE_ATTEMPTS = 6
+FINAL_WRITE_FIRST_RETRY_S = 0.5
 
 
 @dataclass
@@ -52,6 +56,7 @@ class Scheduler:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._recover_due = threading.Event()  # a worker could not write its final state
         self._thread: threading.Thread | None = None
         self._pid, self._pstart = queue.self_identity()
 
@@ -101,7 +106,8 @@ class Scheduler:
         while not self._stop.is_set():
             try:
                 self.tick()
-                if self._clock() - last_recover > 30.0:
+                if self._recover_due.is_set() or self._clock() - last_recover > 30.0:
+                    self._recover_due.clear()
                     self.recover_orphans()
                     last_recover = self._clock()
             except Exception:
@@ -147,13 +153,21 @@ class Scheduler:
                               .where(Experiment.state == State.running.value)).all()
         with self._lock:
             mine = set(self._active)
+        host = socket.gethostname()
+
+        def ours(r: Any) -> bool:  # claimed by this process, which has no worker for it
+            return (r.worker_pid, r.worker_start, r.worker_host) == (self._pid, self._pstart, host)
+
         orphans = [r.id for r in rows
-                   if r.id not in mine and not queue.owner_alive(r.worker_pid, r.worker_start,
-                                                                 r.worker_host)]
+                   if r.id not in mine and (ours(r) or not queue.owner_alive(
+                       r.worker_pid, r.worker_start, r.worker_host))]
         owners = {r.id: r.worker_pid for r in rows}
+        lost = {r.id for r in rows if ours(r)}
         for exp_id in orphans:
             reason = (f"interrupted: server process {owners[exp_id]} stopped while the run "
-                      f"was in progress")
+                      f"was in progress") if exp_id not in lost else (
+                "its final state could not be written to the database; the run's directory "
+                "may still hold its results")
             with self._sessions() as db:
                 res = db.execute(update(Experiment).where(
                     Experiment.id == exp_id, Experiment.state == State.running.value)
@@ -210,14 +224,28 @@ class Scheduler:
         return str(dest)
 
     def _execute(self, exp_id: str, cancel: threading.Event) -> None:
-        with self._sessions() as db:
-            exp = db.scalar(select(Experiment).where(Experiment.id == exp_id))
-            assert exp is not None
-            spec_text, overrides = exp.spec_text, list(exp.overrides or [])
-        out_dir = Path(self.settings.runs_path)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        """One run to its final state. Whatever fails (the database, the archive move),
+        the run's slot is given back and the final state is written, retried."""
+        try:
+            values = self._run_one(exp_id, cancel)
+            self._write_final(exp_id, values)
+        except Exception:
+            log.exception("%s: the worker failed outside the run", exp_id)
+            self._recover_due.set()  # its row still says running: fail it as an orphan
+        finally:
+            with self._lock:
+                self._active.pop(exp_id, None)
+            self._wake.set()
+
+    def _run_one(self, exp_id: str, cancel: threading.Event) -> dict[str, Any]:
         values: dict[str, Any] = {"finished_at": None}
         try:
+            with self._sessions() as db:
+                exp = db.scalar(select(Experiment).where(Experiment.id == exp_id))
+                assert exp is not None
+                spec_text, overrides = exp.spec_text, list(exp.overrides or [])
+            out_dir = Path(self.settings.runs_path)
+            out_dir.mkdir(parents=True, exist_ok=True)
             result = self._run_fn(spec_text=spec_text, out_dir=out_dir,
                                   backend=self.settings.backend,
                                   influx_url=self.settings.influx_url, overrides=tuple(overrides),
@@ -247,13 +275,31 @@ class Scheduler:
                                 f"{self.settings.run_time_limit_s:g} s; torn down")
         elif reason == "stopping":
             values.update(state=State.failed.value, error="interrupted: the server stopped")
-        values["archive_path"] = self._store_archive(values.get("archive_path"))
+        try:
+            values["archive_path"] = self._store_archive(values.get("archive_path"))
+        except OSError as e:  # e.g. ENOSPC on the archives volume: the archive stays put
+            log.exception("%s: archive not moved", exp_id)
+            values["message"] = f"archive left at {values.get('archive_path')}: {e.strerror}"
         values["finished_at"] = utcnow()
         if values["state"] == State.completed.value:
             values["fraction"] = 1.0
-        with self._sessions() as db:
-            db.execute(update(Experiment).where(Experiment.id == exp_id).values(**values))
-            db.commit()
-        with self._lock:
-            self._active.pop(exp_id, None)
-        self._wake.set()
+        return values
+
+    def _write_final(self, exp_id: str, values: dict[str, Any]) -> None:
+        """The final state, retried with backoff while the database refuses it (locked,
+        pool exhausted, restarting); a run is never left `running` by one failed write."""
+        delay = FINAL_WRITE_FIRST_RETRY_S
+        for attempt in range(1, FINAL_WRITE_ATTEMPTS + 1):
+            try:
+                with self._sessions() as db:
+                    db.execute(update(Experiment).where(Experiment.id == exp_id)
+                               .values(**values))
+                    db.commit()
+                return
+            except Exception:
+                if attempt == FINAL_WRITE_ATTEMPTS or (self._stop.is_set() and attempt >= 2):
+                    raise  # logged by _execute; recover_orphans fails the run at restart
+                log.warning("%s: final state not written (attempt %d), retrying in %.1f s",
+                            exp_id, attempt, delay, exc_info=True)
+                self._stop.wait(delay)
+                delay *= 2

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, status
 from fastapi.concurrency import run_in_threadpool
 from sse_starlette.sse import EventSourceResponse
 
-from orchestrator.api.deps import DB, CurrentUser, ServiceDep, SpecBody
+from orchestrator.api.deps import DB, CurrentUser, ServiceDep, SpecBody, StreamUser
 from orchestrator.api.schemas import ExperimentOut, ExperimentPage, Submitted
 from orchestrator.service import experiments
 from orchestrator.service.models import TERMINAL, State
@@ -72,8 +72,9 @@ def cancel_experiment(exp_id: str, user: CurrentUser, db: DB,
 @router.get("/{exp_id}/events", response_class=EventSourceResponse,
             responses={200: {"content": {"text/event-stream": {}},
                              "description": "`progress` events, then one `end` event"}})
-async def follow(exp_id: str, user: CurrentUser, service: ServiceDep) -> EventSourceResponse:
-    """Live progress as server-sent events: one `progress` event per change, `end` when done."""
+async def follow(exp_id: str, user: StreamUser, service: ServiceDep) -> EventSourceResponse:
+    """Live progress as server-sent events: one `progress` event per change, `end` when done.
+    Each poll takes a session and gives it back: a follower holds no connection."""
 
     def snapshot() -> ExperimentOut:
         with service.sessions() as db:
