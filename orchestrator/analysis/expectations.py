@@ -11,12 +11,17 @@ the `paper`'s number. Units of the measured value (same as the spec's):
 | bytes                         | flow / flows(Σ) | bytes; relative: fraction of capacity × time |
 | retransmits, srtt, cwnd       | flow / flows    | count, seconds (mean), bytes (mean)     |
 | timeouts                      | flow / flows(Σ) | count of retransmission timeouts (RTOs) |
-| convergence_time              | flow            | seconds from the window start (or the flow's start) until its 0.5 s mean throughput stays within ±10 % of its mean over the last fifth of the window |
+| convergence_time              | flow            | seconds from the window start (or the flow's start) until its 0.5 s mean throughput stays, to the window's end, within ±10 % of its expected share C/k (C: `link`'s capacity or the flow's bottleneck; k: the flows crossing that direction active at the window's end); the window must be longer than the bound |
 | utilization                   | link            | fraction (tx bytes / capacity × time)   |
 | drops, drops_queue, drops_loss| link (all if absent) | count (drops = every cause)        |
 | mean_queue, max_queue         | link            | packets                                 |
-| jain                          | flows (all if absent) | Jain's index of their throughputs |
-| ratio                         | flows: [a, b]   | throughput a / throughput b             |
+| jain                          | flows (all if absent) | Jain's index of their throughputs (fails when all moved nothing) |
+| ratio                         | flows: [a, b]   | throughput a / throughput b (fails when either moved nothing) |
+| min_share                     | flows (all if absent) | min over the flows of throughput / (C/k): C the capacity of `link` (or of the first flow's bottleneck), k the number of flows |
+
+A check marked `not_reproduced: REASON` is measured like any other, but its
+status is "not_reproduced" (ok False) with the reason: xcplab does not reproduce
+the paper's number, and says so instead of passing a looser bound.
 
 A check whose `when:` did not hold for this run's spec (resolved.json marks it
 with `skip`, orchestrator.spec.when) is not measured: status "skipped", `ok`
@@ -53,7 +58,7 @@ FLOW_METRICS = ("throughput", "bytes", "retransmits", "timeouts", "srtt", "cwnd"
                 "convergence_time")
 COUNT_METRICS = ("retransmits", "timeouts")
 LINK_METRICS = ("utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue")
-CONVERGENCE_BAND = 0.10  # ±10 % of the settled share
+CONVERGENCE_BAND = 0.10  # ±10 % of the expected share C/k
 CONVERGENCE_SMOOTH_S = 0.5  # smooth per-interval throughput over this long
 
 
@@ -67,7 +72,7 @@ Window = tuple[float, float]
 def _fmt(metric: str, v: float, relative: bool) -> str:
     if math.isnan(v):
         return "n/a"
-    if relative or metric in ("utilization", "jain", "ratio"):
+    if relative or metric in ("utilization", "jain", "ratio", "min_share"):
         return f"{v:.3g}"
     if metric == "throughput":
         return f"{v / 1e6:.3g} Mb/s"
@@ -173,7 +178,8 @@ class Evaluator:
         return min(caps)
 
     # --- measurements ------------------------------------------------------------
-    def flow_value(self, metric: str, fid: str, w: Window, whole: bool) -> float:
+    def flow_value(self, metric: str, fid: str, w: Window, whole: bool,
+                   check: dict[str, Any] | None = None) -> float:
         df = self._rows(fid)
         if metric == "bytes":
             return float(self.flows[fid]["bytes"]) if whole else bytes_between(
@@ -198,10 +204,53 @@ class Evaluator:
             c = per_time(inside, "cwnd_bytes", how="zero")
             return float(c.mean()) if len(c) else math.nan
         if metric == "convergence_time":
-            return self.convergence_time(fid, w)
+            return self.convergence_time(fid, w, check)
         raise Unusable(f"metric {metric!r} is not a flow metric")
 
-    def convergence_time(self, fid: str, w: Window) -> float:
+    def _bottleneck(self, check: dict[str, Any], fid: str, w: Window) -> tuple[str, float]:
+        """The direction a flow's share is judged on and its capacity (bit/s) in w."""
+        if check.get("link"):
+            names = [self.one_link(check)]
+        else:
+            path = self.ctx.flow_path(fid)
+            names = [f"{a}->{b}" for a, b in itertools.pairwise(path)
+                     if f"{a}->{b}" in self.links]
+        caps = []
+        for n in names:
+            s = self._link_s(n)
+            inside = s[(s["t_s"] >= w[0]) & (s["t_s"] <= w[1])]["capacity_bps"].dropna()
+            if len(inside):
+                caps.append((float(inside.mean()), n))
+        if not caps:
+            raise Unusable(f"flow {fid}: no capacity known on its path in the window "
+                           "(give link:)")
+        cap, name = min(caps)
+        return name, cap
+
+    def expected_share(self, check: dict[str, Any], fid: str, w: Window) -> float:
+        """C/k: the bottleneck's capacity over the flows crossing it at the window's end."""
+        name, cap = self._bottleneck(check, fid, w)
+        a, _, b = name.partition("->")
+        plan_flows = {str(f.get("id")): f for f in (self.ctx.plan.get("flows") or [])
+                      if isinstance(f, dict)}
+        # flows active at the window's end; a flow stopped by the run's end still counts
+        t_ref = min(w[1], self.ctx.duration_s() or w[1]) - 1e-6
+        k = 0
+        for other in self.flows:
+            path = self.ctx.flow_path(other)
+            if not any(x == a and y == b for x, y in itertools.pairwise(path)):
+                continue
+            f = plan_flows.get(other, {})
+            start = f.get("start_s", self.flows[other].get("start_s")) or 0.0
+            stop = f.get("stop_s")
+            if float(start) < t_ref and (stop is None or float(stop) >= t_ref):
+                k += 1
+        if k == 0:
+            raise Unusable(f"flow {fid}: no flow crosses {name} at the window's end")
+        return cap / k
+
+    def convergence_time(self, fid: str, w: Window, check: dict[str, Any] | None = None
+                         ) -> float:
         cum = self._cum(fid, "bytes")
         start = w[0] if w[0] > 0 else float(self.flows[fid].get("start_s") or 0.0)
         cum = cum[(cum.index >= start) & (cum.index <= w[1])]
@@ -211,8 +260,7 @@ class Evaluator:
         rate = pd.Series(np.diff(cum.to_numpy(dtype=float)) * 8 / np.diff(t), index=t[1:])
         dt = float(np.median(np.diff(t)))
         smooth = rate.rolling(max(1, round(CONVERGENCE_SMOOTH_S / dt)), min_periods=1).mean()
-        tail = rate[rate.index >= t[-1] - (t[-1] - start) / 5]
-        target = float(tail.mean())
+        target = self.expected_share(check or {}, fid, (start, w[1]))
         outside = np.abs(smooth.to_numpy() - target) > CONVERGENCE_BAND * target
         if not outside.any():
             return 0.0
@@ -248,7 +296,7 @@ class Evaluator:
         relative = c.get("relative_to") == "capacity"
         if metric in FLOW_METRICS:
             fids = self.flow_ids(c)
-            vals = [self.flow_value(metric, f, w, whole) for f in fids]
+            vals = [self.flow_value(metric, f, w, whole, c) for f in fids]
             value = sum(vals) if metric in ("throughput", "bytes", *COUNT_METRICS) \
                 else float(np.mean(vals))
             what = f"{metric} of flow {fids[0]}" if len(fids) == 1 else \
@@ -273,13 +321,31 @@ class Evaluator:
         if metric == "jain":
             fids = self.flow_ids(c, default_all=True)
             tputs = [self.flow_value("throughput", f, w, whole) for f in fids]
+            if not any(x > 0 for x in tputs if not math.isnan(x)):
+                raise Unusable(f"none of the {len(fids)} flows moved anything: equal shares "
+                               "of nothing are no fairness")
             return jain_index(tputs), f"Jain's index over {len(fids)} flows"
         if metric == "ratio":
             fids = self.flow_ids(c)
             if len(fids) != 2:
                 raise Unusable("ratio needs flows: [numerator, denominator]")
             a, b = (self.flow_value("throughput", f, w, whole) for f in fids)
-            return (a / b if b > 0 else math.inf), f"throughput ratio {fids[0]} / {fids[1]}"
+            idle = [f for f, x in zip(fids, (a, b), strict=True) if not x > 0]
+            if idle:
+                raise Unusable(f"flow {' and '.join(idle)} moved nothing"
+                               f"{'' if whole else ' in the window'}: a ratio over it "
+                               "says nothing")
+            return a / b, f"throughput ratio {fids[0]} / {fids[1]}"
+        if metric == "min_share":
+            fids = self.flow_ids(c, default_all=True)
+            shares = {f: self.flow_value("throughput", f, w, whole) for f in fids}
+            _, cap = self._bottleneck(c, fids[0], w)
+            fair = cap / len(fids)
+            if not fair > 0:
+                raise Unusable(f"no capacity to share ({cap / 1e6:g} Mb/s)")
+            low = min(shares, key=lambda f: shares[f])
+            return (shares[low] / fair, (f"smallest share ({low}) of the fair share "
+                    f"{fair / 1e6:.3g} Mb/s = C/{len(fids)}"))
         raise Unusable(f"unknown metric {metric!r}")
 
 
@@ -313,16 +379,31 @@ def evaluate_one(ev: Evaluator, c: dict[str, Any]) -> dict[str, Any]:
             raise Unusable(f"op {op!r} is not one of {', '.join(OPS)}")
         bound = parse_value(metric, c.get("value"))
         w, whole = _window(c, ev.run_end())
+        if metric == "convergence_time" and op in ("<=", "<") and not w[1] - w[0] > bound:
+            raise Unusable(f"window [{w[0]:.4g} s, {w[1]:.4g} s] must be longer than the "
+                           f"bound {bound:g} s: a time measured inside it could not exceed it")
         value, what = ev.measure(c, w, whole)
         ok = (not math.isnan(value)) and OPS[op](value, bound)
         span = "" if whole else f" in [{w[0]:.4g} s, {w[1]:.4g} s]"
         text = (f"{label}{what}{span} {op} {_fmt(metric, bound, relative)}{paper}: "
                 f"measured {_fmt(metric, value, relative)}")
-        return {"check": text, "value": value, "ok": bool(ok), "status": "pass" if ok else "fail",
-                **_extras(c, metric, bound)}
+        out = {"check": text, "value": value, "ok": bool(ok), "status": "pass" if ok else "fail",
+               **_extras(c, metric, bound)}
+        return _not_reproduced(c, out)
     except Unusable as why:
-        return {"check": f"{label}{metric or 'check'}: cannot evaluate: {why}{paper}",
-                "value": math.nan, "ok": False, "status": "fail", **_extras(c, metric, None)}
+        return _not_reproduced(c, {
+            "check": f"{label}{metric or 'check'}: cannot evaluate: {why}{paper}",
+            "value": math.nan, "ok": False, "status": "fail", **_extras(c, metric, None)})
+
+
+def _not_reproduced(c: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """A check the spec marks not reproduced: never a pass, whatever was measured."""
+    reason = c.get("not_reproduced")
+    if not reason:
+        return entry
+    return {**entry, "check": f"{entry['check']}: NOT REPRODUCED: {reason}",
+            "ok": False, "status": "not_reproduced", "reason": str(reason),
+            "measured_status": entry["status"], "measured_ok": entry["ok"]}
 
 
 def _extras(c: dict[str, Any], metric: str, bound: float | None) -> dict[str, Any]:

@@ -17,6 +17,7 @@ _PARSERS: dict[str, Callable[[object], float]] = {
     "throughput": units.parse_rate, "bytes": units.parse_size, "cwnd": units.parse_size,
     "srtt": units.parse_duration, "convergence_time": units.parse_duration,
     "utilization": units.parse_probability, "jain": units.parse_probability,
+    "min_share": units.parse_probability,
 }
 
 
@@ -115,5 +116,6 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad, shortened: bool = 
             out.append(RCheck(name=name, metric=m, flow=c.flow, flows=c.flows, link=c.link,
                               direction=c.direction, op=c.op, value=value,
                               relative_to=c.relative_to, window=window, paper=c.paper,
-                              when=[p.text for p in parsed or ()]))
+                              when=[p.text for p in parsed or ()],
+                              not_reproduced=c.not_reproduced))
     return out

@@ -38,12 +38,12 @@ Metric = Literal[
     # per link direction (link:)
     "utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue",
     # over a group of flows (flows:)
-    "jain", "ratio",
+    "jain", "ratio", "min_share",
 ]
 FLOW_METRICS = ("throughput", "bytes", "retransmits", "timeouts", "srtt", "cwnd",
                 "convergence_time")
 LINK_METRICS = ("utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue")
-GROUP_METRICS = ("jain", "ratio")
+GROUP_METRICS = ("jain", "ratio", "min_share")
 
 
 class Strict(BaseModel):
@@ -252,7 +252,11 @@ class Check(Strict):
     flows covers all flows; drops without link count every link. Semantics of
     each metric: orchestrator/analysis/expectations.py. `when` (all must hold)
     makes the check conditional on the spec after overrides (orchestrator.spec.when);
-    otherwise it is skipped, neither passed nor failed.
+    otherwise it is skipped, neither passed nor failed. `min_share` (flows, default
+    all) is the smallest flow's throughput as a fraction of the fair share C/k
+    (C: `link`'s capacity, or the first flow's bottleneck; k: the flows named).
+    `not_reproduced: REASON` marks a paper's number xcplab does not reproduce: the
+    check is measured and reported "not reproduced" with the reason, never passed.
     """
 
     name: str | None = None
@@ -267,6 +271,9 @@ class Check(Strict):
     window: Window | None = None
     paper: str | None = None
     when: list[Condition] | None = None
+    # xcplab does not reproduce the paper's number, and why: the check is still
+    # measured, but its verdict is "not reproduced", never a pass.
+    not_reproduced: str | None = Field(default=None, min_length=1)
 
 
 class Spec(Strict):

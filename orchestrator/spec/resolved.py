@@ -125,6 +125,7 @@ class RCheck(Frozen):
     paper: str | None = None
     when: list[str] = Field(default_factory=list)  # conditions as written ("path op value")
     skip: str | None = None  # why a condition does not hold for this run (None = applies)
+    not_reproduced: str | None = None  # why xcplab does not reproduce the paper's number
 
 
 class ResolvedSpec(Frozen):

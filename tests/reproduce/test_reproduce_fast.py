@@ -53,8 +53,12 @@ def test_convergence_shares_settle_after_each_arrival(tmp_path: Path) -> None:
     s = run_spec("sigcomm02/convergence.yaml", tmp_path, ["duration=10s"], RUN_TIMEOUT_S)
     assert s["status"] == "completed"
     _assert_ok(s, "bottleneck utilisation after the first start-up")
+    # Convergence to C/k within 1.5 s of each arrival is not reproduced (the spec says
+    # why): the verdict must say so, never PASS, and a time must have been measured.
     for k in (2, 3, 4):
-        _assert_ok(s, f"x{k} converges before the next arrival")
+        e = expectation(s, f"x{k} converges before the next arrival")
+        assert e["status"] == "not_reproduced" and e["ok"] is False, e["check"]
+        assert "cannot evaluate" not in e["check"], e["check"]
     # every flow that started got a share, the latest one included
     for k in range(1, 6):
         assert s["flows"][f"x{k}"]["bytes"] > 0, f"x{k} moved nothing"

@@ -43,8 +43,9 @@ def test_seed_experiment_meets_its_expectations(spec: str, tmp_path: Path) -> No
 
 
 def test_hstcp_takes_several_times_newreno_share(tmp_path: Path) -> None:
-    """Seed 003 Fig. 4 over 5 repetitions: every run's own check (HSTCP >= 3x NewReno
-    from 30 s on, after the simultaneous slow starts) passes.
+    """Seed 003 Fig. 4 over 5 repetitions, every run faithful. The spec's check states
+    the paper's "over ten times" from 30 s on and is marked not reproduced (~8x here);
+    each run must still have measured it.
 
     With every segment ACKed, as the paper's ns-2 sinks do, each congestion epoch
     hits both flows and the ratio climbs toward the synchronised equilibrium
@@ -58,6 +59,7 @@ def test_hstcp_takes_several_times_newreno_share(tmp_path: Path) -> None:
     whole_run = [float(r["flow.hstcp.throughput_mbps"]) / float(r["flow.newreno.throughput_mbps"])
                  for r in rows]
     assert not _failed_points(rows), f"{_failed_points(rows)}; whole-run ratios {whole_run}"
+    assert all(r["expectations_not_reproduced"] == "1" for r in rows), rows
 
 
 def test_fig2c_moves_at_most_half_of_fig2b(tmp_path: Path) -> None:

@@ -49,7 +49,6 @@ CASES = [
     ({"metric": "jain", "flows": ["f1", "f2"], "op": ">=", "value": 0.95,
       "window": {"start": 3, "stop": 10}}, jain_index([12, 18]), True),
     ({"metric": "ratio", "flows": ["f2", "f1"], "op": ">=", "value": 1.5}, 1.5, True),
-    ({"metric": "convergence_time", "flow": "f1", "op": "<=", "value": "1s"}, 0.0, True),
 ]
 
 
@@ -118,10 +117,77 @@ def _rewrite_f1(run, rate_mbps) -> None:
 def test_convergence_time_of_a_ramp(make_run):
     run = make_run(expect=[{"metric": "convergence_time", "flow": "f1", "op": "<=",
                             "value": "3s"}])
-    _rewrite_f1(run, lambda t: min(10.0, 5.0 * t))  # reaches its 10 Mb/s share at 2 s
+    # f1 and f2 share the 30 Mb/s R1->R2 at the end: C/k = 15 Mb/s, reached at 2 s
+    _rewrite_f1(run, lambda t: min(15.0, 7.5 * t))
     [res] = json_safe(build_summary(run, status="completed", timings={}))["expectations"]
     # The 0.5 s mean enters the ±10 % band a little after the ramp ends at 2 s.
     assert 2.0 <= res["value"] <= 2.5 and res["ok"], res
+
+
+def test_a_flow_steady_below_its_fair_share_has_not_converged(make_run):
+    # f1 sends a steady 12 Mb/s from t = 0, but its share of the 30 Mb/s link with f2
+    # is 15 Mb/s: it never comes within ±10 % of it. The old rule compared f1 with
+    # its own later rate and found it converged at once (0 s, PASS).
+    [res] = run_checks(make_run, [{"metric": "convergence_time", "flow": "f1", "op": "<=",
+                                   "value": "1s"}])
+    assert res["ok"] is False and res["value"] is None, res["check"]  # infinite
+
+
+def test_convergence_window_must_be_longer_than_the_bound(make_run):
+    # a time measured inside a 2 s window can never exceed 2 s: such a check cannot fail
+    [res] = run_checks(make_run, [{"metric": "convergence_time", "flow": "f1", "op": "<=",
+                                   "value": "2s", "window": {"start": 2, "stop": 4}}])
+    assert res["ok"] is False and "must be longer than the bound 2 s" in res["check"]
+
+
+def test_a_ratio_over_a_flow_that_moved_nothing_fails(make_run):
+    # f2 starts at 2 s: in [0, 1.5 s] it moved nothing; the old ratio was inf, a PASS
+    [res] = run_checks(make_run, [{"metric": "ratio", "flows": ["f1", "f2"], "op": ">=",
+                                   "value": 2, "window": {"start": 0, "stop": 1.5}}])
+    assert res["ok"] is False and "flow f2 moved nothing in the window" in res["check"]
+    [res] = run_checks(make_run, [{"metric": "ratio", "flows": ["f2", "f1"], "op": "<=",
+                                   "value": 2, "window": {"start": 0, "stop": 1.5}}])
+    assert res["ok"] is False and "flow f2 moved nothing" in res["check"]
+
+
+def test_jain_over_flows_that_all_moved_nothing_fails(make_run):
+    run = make_run(expect=[{"metric": "jain", "flows": ["f1", "f2"], "op": ">=",
+                            "value": 0.95, "window": {"start": 0.5, "stop": 1.5}}])
+    rows = read_metrics(run, "flow")
+    for r in rows:
+        if r["flow"] == "f1":
+            r["bytes"] = "0"  # f1 idle too: nobody moved anything in the window
+    write_metrics(run, "flow", rows)
+    [res] = json_safe(build_summary(run, status="completed", timings={}))["expectations"]
+    assert res["ok"] is False and "none of the 2 flows moved anything" in res["check"]
+
+
+def test_min_share_catches_a_starved_flow_that_jain_lets_pass(make_run):
+    # f1 12 Mb/s and f2 18 Mb/s over [3, 10] s on 30 Mb/s: Jain 0.96, but f1 has only
+    # 0.8 of its fair share 15 Mb/s
+    jain, share = run_checks(make_run, [
+        {"metric": "jain", "op": ">=", "value": 0.95, "window": {"start": 3}},
+        {"metric": "min_share", "link": "R1-R2", "op": ">=", "value": 0.9,
+         "window": {"start": 3}}])
+    assert jain["ok"] is True
+    assert share["ok"] is False and share["value"] == pytest.approx(0.8, rel=1e-3)
+    assert "smallest share (f1) of the fair share 15 Mb/s = C/2" in share["check"]
+    # without link: the first flow's bottleneck
+    [share] = run_checks(make_run, [{"metric": "min_share", "op": ">=", "value": 0.75,
+                                     "window": {"start": 3}}])
+    assert share["ok"] is True and share["value"] == pytest.approx(0.8, rel=1e-3)
+
+
+def test_a_check_marked_not_reproduced_is_never_a_pass(make_run):
+    checks = [{"name": "paper", "metric": "throughput", "flow": "f1", "op": ">=",
+               "value": 11e6, "not_reproduced": "the engine cannot do it"},
+              {"name": "paper2", "metric": "throughput", "flow": "f1", "op": ">=",
+               "value": 13e6, "not_reproduced": "the engine cannot do it"}]
+    a, b = run_checks(make_run, checks)
+    for e, measured in ((a, "pass"), (b, "fail")):
+        assert (e["status"], e["ok"], e["measured_status"]) == ("not_reproduced", False, measured)
+        assert e["reason"] == "the engine cannot do it"
+        assert e["check"].endswith("NOT REPRODUCED: the engine cannot do it")
 
 
 def test_oscillating_flow_never_converges(make_run):

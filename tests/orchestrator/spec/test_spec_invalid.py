@@ -119,7 +119,7 @@ CASES = [
      BASE + "expect:\n  - {metric: goodput, flow: f1, op: '>=', value: 1}\n",
      [(f"{F}:15: expect[0].metric: 'goodput' is not valid; valid: throughput, bytes, "
       "retransmits, timeouts, srtt, cwnd, convergence_time, utilization, drops, drops_queue, "
-      "drops_loss, mean_queue, max_queue, jain or ratio")]),
+      "drops_loss, mean_queue, max_queue, jain, ratio or min_share")]),
     ("expect value unit mismatch",
      BASE + "expect:\n  - {metric: throughput, flow: f1, op: '>=', value: 5ms}\n",
      [(f"{F}:15: expect[0].value: '5ms': unknown rate unit 'ms'; valid units: bps, kbps, Mbps, "
@@ -184,3 +184,17 @@ def test_every_problem_is_reported_not_only_the_first() -> None:
     with pytest.raises(SpecError) as e:
         load_spec_text(text, F)
     assert [p.line for p in e.value.problems] == [2, 4, 10]
+
+
+def test_not_reproduced_and_min_share_reach_the_resolved_checks() -> None:
+    from pathlib import Path
+
+    from orchestrator.spec import load_spec
+
+    repo = Path(__file__).resolve().parents[3]
+    r = load_spec(repo / "experiments/hstcp/dumbbell-50mbps.yaml")
+    [c] = r.expect
+    assert c.value == 10 and c.not_reproduced and "8x" in c.not_reproduced
+    r = load_spec(repo / "experiments/sigcomm02/convergence.yaml")
+    shares = [c for c in r.expect if c.metric == "min_share"]
+    assert len(shares) == 1 and shares[0].value == 0.9 and shares[0].not_reproduced is None
