@@ -258,8 +258,10 @@ class Scheduler:
                           archive_path=str(result.archive_path) if result.archive_path else None,
                           summary=result.summary if isinstance(result.summary, dict) else None)
             if values["state"] == State.failed.value and isinstance(result.summary, dict):
-                values["error"] = "; ".join(result.summary.get("fidelity", {})
-                                            .get("problems", []))[:2000] or None
+                # what failed the run (engine start, agent...), else its fidelity problems
+                problems = (result.summary.get("fidelity") or {}).get("problems") or []
+                values["error"] = (str(result.summary.get("error") or "")
+                                   or "; ".join(map(str, problems)))[:2000] or None
         except Exception as e:
             log.exception("%s failed", exp_id)
             values.update(state=State.failed.value, error=f"{type(e).__name__}: {e}"[:4000])

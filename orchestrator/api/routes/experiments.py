@@ -17,6 +17,10 @@ from orchestrator.service import experiments
 from orchestrator.service.models import TERMINAL, State
 from orchestrator.service.specs import check_spec
 
+# Past this no page exists; bounded so the database never sees an integer it cannot
+# hold (offset >= 2**63 was a 500 from SQLite).
+MAX_OFFSET = 2**31 - 1
+
 router = APIRouter(prefix="/experiments", tags=["experiments"])
 
 _SPEC_BODY: dict[str, Any] = {
@@ -50,7 +54,7 @@ def submit(body: SpecBody, user: CurrentUser, db: DB, service: ServiceDep,
 @router.get("", response_model=ExperimentPage)
 def list_experiments(user: CurrentUser, db: DB, state: State | None = None,
                      limit: Annotated[int, Query(ge=1, le=500)] = 50,
-                     offset: Annotated[int, Query(ge=0)] = 0) -> ExperimentPage:
+                     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> ExperimentPage:
     rows, total = experiments.list_(db, user, state=state, limit=limit, offset=offset)
     return ExperimentPage(items=[ExperimentOut.of(e) for e in rows], total=total,
                           limit=limit, offset=offset)

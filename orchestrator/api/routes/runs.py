@@ -11,6 +11,10 @@ from orchestrator.api.deps import DB, CurrentUser
 from orchestrator.api.schemas import Metrics
 from orchestrator.service import experiments, results
 
+# Past this no page exists; bounded so the database never sees an integer it cannot
+# hold (offset >= 2**63 was a 500 from SQLite).
+MAX_OFFSET = 2**31 - 1
+
 router = APIRouter(prefix="/runs", tags=["runs"])
 
 
@@ -36,7 +40,7 @@ def metrics(run_id: str, user: CurrentUser, db: DB,
             measurement: Annotated[str, Query(max_length=32,
                                               description="link, flow, xcpi, fairness, event")],
             limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000,
-            offset: Annotated[int, Query(ge=0)] = 0) -> Metrics:
+            offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> Metrics:
     exp = experiments.get(db, user, run_id)
     experiments.require_finished(exp)
     return Metrics(**results.metrics(exp, measurement, limit=limit, offset=offset))
