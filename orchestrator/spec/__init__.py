@@ -14,11 +14,11 @@ from pydantic import ValidationError
 
 from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.spec import bounds
+from orchestrator.spec.bounded import check_bounds
 from orchestrator.spec.loader import Lines, format_path, load_yaml
 from orchestrator.spec.models import Spec
 from orchestrator.spec.overrides import apply_overrides
 from orchestrator.spec.problems import error_paths, from_validation_error, prune
-from orchestrator.spec.bounded import check_bounds
 from orchestrator.spec.resolve import expand_links, resolve
 from orchestrator.spec.resolved import ResolvedSpec
 

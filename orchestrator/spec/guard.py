@@ -71,7 +71,8 @@ def check_yaml(loader: Any) -> None:
             if ev.anchor is not None:
                 anchors[ev.anchor] = (n, h)
         elif isinstance(ev, yaml.AliasEvent):
-            n, h = anchors.get(ev.anchor, (1, 0))  # an unknown anchor fails when composed
+            # an unknown anchor is the composer's error, reported after this scan
+            n, h = anchors.get(ev.anchor or "", (1, 0))
             total += n
         else:
             continue  # stream and document events

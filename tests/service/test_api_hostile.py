@@ -15,7 +15,7 @@ import pytest
 from svc_helpers import Api, spec_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "orchestrator" / "spec"))
-from hostile_cases import SPEC_BODIES, alias_bomb_flow  # noqa: E402
+from hostile_cases import SPEC_BODIES, alias_bomb_flow
 
 MAX_SECONDS = 5.0
 MAX_PEAK_BYTES = 64 << 20

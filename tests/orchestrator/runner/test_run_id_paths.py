@@ -14,7 +14,7 @@ from orchestrator.runner import execute_run
 from orchestrator.runner.run_id import check_run_id, new_run_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spec"))
-from spec_cases import BASE  # noqa: E402
+from spec_cases import BASE
 
 BAD = ["/abs/path", "../up", "a/../../b", "..", ".", ".hidden", "a/b", "", "x" * 101,
        "name with space", "tab\tname", "new\nline", "a..b"]

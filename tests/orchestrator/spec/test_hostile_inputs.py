@@ -143,8 +143,11 @@ def test_hostile_sweep_params_exit_2_before_building_the_grid(
     assert not (tmp_path / "out").exists()
 
 
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+# The child sets its own address-space limit, then runs the CLI as `python -m` would.
+_CHILD = ("import resource, runpy, sys; "
+          "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+          "sys.argv = ['xcplab', *sys.argv[1:]]; "
+          "runpy.run_module('orchestrator.cli', run_name='__main__')")
 
 
 def _run_child(argv: list[str], tmp_path: Path, timeout_s: float = 60.0
@@ -154,8 +157,7 @@ def _run_child(argv: list[str], tmp_path: Path, timeout_s: float = 60.0
     err_path = tmp_path / "stderr"
     t0 = time.monotonic()
     with open(err_path, "wb") as err, open(os.devnull, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", *argv],
-                                stdout=out, stderr=err, preexec_fn=_limit_memory)
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD, *argv], stdout=out, stderr=err)
     while True:
         pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
         if pid:

@@ -73,8 +73,8 @@ def test_a_router_with_more_ports_than_its_engine_opens() -> None:
     text = ("name: star\nduration: 1s\nnodes:\n  r1: {role: router}\n"
             + "".join(f"  h{i}: {{role: host}}\n" for i in range(n))
             + "links:\n" + "".join(f"  - {{a: h{i}, b: r1, capacity: 1Mbps}}\n" for i in range(n)))
-    assert _problems(text) == [f"b.yaml:4: nodes.r1: {n} ports; a router's engine opens at "
-                               f"most {bounds.MAX_PORTS_PER_ROUTER}"]
+    assert _problems(text) == [(f"b.yaml:4: nodes.r1: {n} ports; a router's engine opens at "
+                                f"most {bounds.MAX_PORTS_PER_ROUTER}")]
 
 
 def test_too_many_nodes() -> None:
