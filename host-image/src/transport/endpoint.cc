@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "xcp/control_message.hh"
+
 namespace xcphost {
 
 void Endpoint::listen(uint16_t port, const ConnectionConfig& cfg, Acceptor acceptor) {
@@ -40,6 +42,10 @@ bool Endpoint::owns_port(uint16_t port) const {
 void Endpoint::on_packet(uint32_t src_addr, std::span<const uint8_t> ip_payload, xcp::Timestamp now) {
   ++stats_.packets_in;
   const xcp::ParseResult shim = xcp::parse_header(ip_payload);
+  if (shim.ok() && shim.header.format == xcp::Format::kControl) {
+    on_control(src_addr, ip_payload);
+    return;
+  }
   if (!shim.ok() || shim.header.next_protocol != kNextProtoTransport) {
     ++stats_.malformed;
     return;
@@ -89,6 +95,23 @@ void Endpoint::send_reset(uint32_t remote_addr, const SegmentHeader& in, xcp::Ti
   const size_t m = write_segment_header(seg, out.subspan(n));
   sink_.commit(remote_addr, n + m);
   ++stats_.resets_sent;
+}
+
+void Endpoint::on_control(uint32_t src_addr, std::span<const uint8_t> ip_payload) {
+  const auto m = xcp::parse_control(ip_payload);
+  if (!m) {
+    ++stats_.malformed;
+    return;
+  }
+  if (m->type != xcp::ControlType::kRequest) {
+    ++stats_.not_ours;
+    return;
+  }
+  std::span<uint8_t> out = sink_.buffer();
+  if (out.size() < xcp::kControlMessageLen) return;
+  const xcp::ControlMessage ack{xcp::ControlType::kAck, m->session, m->seq, 0, 0};
+  sink_.commit(src_addr, xcp::write_control(ack, out.first(xcp::kControlMessageLen)));
+  ++stats_.xcpi_requests_answered;
 }
 
 void Endpoint::service(xcp::Timestamp now) {

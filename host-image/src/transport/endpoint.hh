@@ -29,6 +29,9 @@ struct EndpointStats {
   uint64_t not_ours = 0;     // other ports (other processes on this host)
   uint64_t malformed = 0;    // bad shim or segment header
   uint64_t resets_sent = 0;  // segments for a listening port without a connection
+  // XCP-i (PROTOCOL.md §4, sender duty): estimation requests of the first
+  // XCP-i router behind a cloud on our side, acknowledged.
+  uint64_t xcpi_requests_answered = 0;
 };
 
 class Endpoint {
@@ -61,6 +64,9 @@ class Endpoint {
 
  private:
   void send_reset(uint32_t remote_addr, const SegmentHeader& in, xcp::Timestamp now);
+  // A Format 3 message addressed to this host: a request is acknowledged
+  // (the oracle needs nothing more; chirps are not sent by hosts yet).
+  void on_control(uint32_t src_addr, std::span<const uint8_t> ip_payload);
 
   struct Listener {
     ConnectionConfig cfg;
