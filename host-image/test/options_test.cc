@@ -61,3 +61,26 @@ TEST(Options, XcpperfExitsWithTheUsageCodeOnABadLossRecovery) {
 
 }  // namespace
 }  // namespace xcphost
+
+namespace xcphost {
+namespace {
+
+// The XCP-i block takes 8 bytes of the shim: a full data packet must still be
+// 1500 bytes on the wire, or the kernel refuses it (EMSGSIZE) and the flow stalls.
+TEST(Options, XcpiBlockShrinksThePayloadSoPacketsFitTheMtu) {
+  const auto plain = parse({"-c", "10.0.0.2", "--cc", "xcp"});
+  const auto xcpi = parse({"-c", "10.0.0.2", "--cc", "xcp", "--xcpi"});
+  ASSERT_TRUE(std::holds_alternative<Options>(plain));
+  ASSERT_TRUE(std::holds_alternative<Options>(xcpi));
+  const ConnectionConfig a = connection_config(std::get<Options>(plain), 0x0A000001);
+  const ConnectionConfig b = connection_config(std::get<Options>(xcpi), 0x0A000001);
+  EXPECT_EQ(a.mss_bytes, 1424u);
+  EXPECT_EQ(b.mss_bytes, 1416u);
+  EXPECT_EQ(a.packet_bytes(), 1500u);
+  EXPECT_EQ(b.packet_bytes(), 1500u);
+  const auto fixed = parse({"-c", "10.0.0.2", "--cc", "xcp", "--xcpi", "--mss", "1000"});
+  EXPECT_EQ(connection_config(std::get<Options>(fixed), 1).packet_bytes(), 1000u + 20 + 28 + 36);
+}
+
+}  // namespace
+}  // namespace xcphost

@@ -50,6 +50,9 @@ ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
     c.xcpi_sender_ipv4 = local_addr;
   }
   c.ixcp_access_link_id = o.ixcp_link_id;
+  // The XCP-i and iXCP blocks take 8 bytes each: without --mss the payload
+  // shrinks so that a full packet still fits the 1500-byte MTU.
+  c.mss_bytes = o.mss != 0 ? o.mss : c.mtu_payload_bytes();
   return c;
 }
 

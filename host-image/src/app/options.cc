@@ -53,7 +53,7 @@ std::string_view usage_text() {
          "  -J, --json              one JSON document at the end, iperf3 layout\n"
          "      --json-stream       one JSON object per line per event (start, interval, end)\n"
          "      --one-off           server: exit after the first client's streams finish\n"
-         "      --mss BYTES         payload bytes per segment (default 1424: 1500-byte packets)\n"
+         "      --mss BYTES         payload bytes per segment (default: 1500-byte packets, 1424 or 1416 with --xcpi)\n"
          "  -w, --window BYTES      send buffer per stream (default 16M)\n"
          "      --cport PORT        client: first local port (default random)\n"
          "      --connect-timeout S client: give up on SYN after S seconds (default 5)\n"

@@ -41,8 +41,12 @@ struct ConnectionConfig {
   // iXCP sender duty (PROTOCOL.md §5): id of our access link.
   std::optional<uint32_t> ixcp_access_link_id;
 
+  // Shim blocks our data packets carry beyond the Standard shim (8 bytes each).
+  uint32_t shim_block_bytes() const { return (xcpi_ip_ttl != 0 ? 8u : 0u) + (ixcp_access_link_id ? 8u : 0u); }
+  // Payload that fills a 1500-byte packet with the blocks this flow sends.
+  uint32_t mtu_payload_bytes() const { return 1500 - kPacketOverheadBytes - shim_block_bytes(); }
   // `s` of PROTOCOL.md for a full data packet.
-  uint32_t packet_bytes() const { return mss_bytes + kPacketOverheadBytes; }
+  uint32_t packet_bytes() const { return mss_bytes + kPacketOverheadBytes + shim_block_bytes(); }
   CcConfig cc_config() const {
     CcConfig c;
     c.mss_bytes = mss_bytes;
