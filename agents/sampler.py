@@ -16,6 +16,7 @@ from agents.lateness import lateness_columns, loss_columns
 from agents.link_sampler import PortDir, RateTracker, engine_rows, kernel_rows
 from agents.proc_sampler import proc_row, proc_times
 from agents.procs import ProcessTable, Running
+from agents.xcpi_sampler import xcpi_rows
 from orchestrator.plan.model import Flow, Plan
 
 
@@ -40,6 +41,7 @@ class Sampler:
                 continue
             stats = g.control.request({"cmd": "stats"})
             out["link"] += engine_rows(stats, self.dirs, t_s, self.rates, out)
+            out["xcpi"] += xcpi_rows(stats, t_s)
             fid = stats.get("fidelity", {})
             out["engine"].append({"t_s": round(t_s, 6), "node": g.name,
                                   "late_timers": fid.get("late_timers", ""),

@@ -10,7 +10,7 @@ import itertools
 
 from orchestrator.plan.model import Direction, Plan
 
-XCP_KINDS = ("xcp",)  # queue kinds that give XCP feedback (xcp-i, ixcp later)
+XCP_KINDS = ("xcp", "xcpi")  # queue kinds that give XCP feedback (ixcp later)
 
 
 def _forward_dirs(plan: Plan, path: tuple[str, ...]) -> list[Direction]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.errors import PlanError
-from orchestrator.plan import addressing, engine, naming, tools
+from orchestrator.plan import addressing, engine, naming, tools, xcpi
 from orchestrator.plan.model import (
     Direction,
     Endpoint,
@@ -200,14 +200,21 @@ class Planner:
         mac_of = {(i.ifname, i.peer_ipv4): i.peer_mac for i in ifaces}
         eroutes = [{"prefix": r.prefix, "port": naming.port_name(name, r.dev),
                     "next_hop_mac": mac_of[(r.dev, r.via)]} for r in routes]
-        return {"name": name, "netns": f"/run/netns/{naming.netns_name(self.tag, name)}",
-                "xcp_address": ifaces[0].ipv4.split("/")[0], "ports": ports,
-                "routes": eroutes}
+        entry = {"name": name, "netns": f"/run/netns/{naming.netns_name(self.tag, name)}",
+                 "xcp_address": ifaces[0].ipv4.split("/")[0], "ports": ports,
+                 "routes": eroutes}
+        if name in self._xcpi_routers:
+            queue = next(n.queue for n in self.spec.nodes if n.name == name)
+            entry["xcpi"] = xcpi.xcpi_entry(queue.xcpi if queue else None,
+                                            self._xcpi_paths.get(name, {}))
+        return entry
 
     def plan(self) -> Plan:
         from orchestrator.plan.model import Flow
 
         flow_rows, path_rtt = self.flows()
+        self._xcpi_routers = xcpi.xcpi_routers(self.spec)
+        self._xcpi_paths = xcpi.cloud_paths(self, flow_rows, self._xcpi_routers)
         links = self.links(path_rtt)
         nodes = tuple(self.node(n.name, n.role, links) for n in self.spec.nodes)
         flows = tuple(
@@ -217,7 +224,9 @@ class Planner:
                  rate_bps=f.rate_bps, path=fwd.nodes, rtt_s=rtt,
                  server_argv=tools.server_argv(f, dst_addr),
                  client_argv=tools.client_argv(f, src_addr, dst_addr,
-                                               self.spec.metrics_interval_s),
+                                               self.spec.metrics_interval_s,
+                                               xcpi=bool(self._xcpi_routers)
+                                               and f.proto in xcpi.XCPI_PROTOS),
                  recovery=f.recovery, delayed_ack=f.delayed_ack)
             for f, fwd, src_addr, dst_addr, rtt in flow_rows)
         return Plan(

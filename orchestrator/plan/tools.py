@@ -39,7 +39,8 @@ def server_argv(flow: RFlow, dst_addr: str) -> tuple[str, ...]:
 
 
 def client_argv(flow: RFlow, src_addr: str, dst_addr: str,
-                metrics_interval_s: float) -> tuple[str, ...]:
+                metrics_interval_s: float, xcpi: bool = False) -> tuple[str, ...]:
+    """`xcpi`: the sender writes the XCP-i block (a plan with XCP-i routers)."""
     if flow.tool == "xcpperf":
         argv = ["xcpperf", "-c", dst_addr, "-p", str(flow.port), "--json-stream",
                 "-i", f"{metrics_interval_s:g}", "--cc", flow.proto]
@@ -52,6 +53,8 @@ def client_argv(flow: RFlow, src_addr: str, dst_addr: str,
             argv += ["--rate", str(flow.rate_bps)]
         if flow.recovery != "sack":  # sack is xcpperf's default: older binaries lack the option
             argv += ["--loss-recovery", flow.recovery]
+        if xcpi:
+            argv += ["--xcpi"]
     else:
         argv = ["iperf3", "-c", dst_addr, "-B", src_addr, "-p", str(flow.port), "-J",
                 "-i", _iperf3_interval(metrics_interval_s)]

@@ -121,6 +121,8 @@ ENGINE_PARAMS: dict[str, dict[str, tuple[float, float] | tuple[object, ...]]] = 
             "rtt_cap_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
             "min_queue_window_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi)},
 }
+# An XCP-i router's ports run the XCP port law (router-image/QUEUES.md "xcpi").
+ENGINE_PARAMS["xcpi"] = ENGINE_PARAMS["xcp"]
 # Which of them are ranges (numbers) rather than a set of allowed values.
 NUMERIC = {"min_th", "max_th", "max_p", "w_q", "mean_packet_bytes", "capacity_bps", "alpha",
            "beta", "gamma", "fallback_interval_s", "min_interval_s", "max_interval_s",

@@ -27,7 +27,7 @@ from pydantic_core import CoreSchema
 
 from orchestrator.spec.types import Duration, Rate
 
-QueueKind = Literal["droptail", "red", "xcp"]
+QueueKind = Literal["droptail", "red", "xcp", "xcpi"]
 
 # spec field -> engine param name, per kind.
 KIND_FIELDS: dict[str, dict[str, str]] = {
@@ -40,6 +40,20 @@ KIND_FIELDS: dict[str, dict[str, str]] = {
             "max_interval": "max_interval_s", "rtt_cap": "rtt_cap_s",
             "min_queue_window": "min_queue_window_s"},
 }
+# An XCP-i router's ports run the XCP port law: the same engine params.
+KIND_FIELDS["xcpi"] = dict(KIND_FIELDS["xcp"])
+
+# XCP-i options (PROTOCOL.md §4) are the router's, not a port's: they go to the engine
+# config's router-level `xcpi` object (router-image/CONFIG.md), not to queue params.
+# spec field -> engine key; durations become seconds.
+XCPI_FIELDS: dict[str, str] = {
+    "estimator": "estimator", "request_timeout": "request_timeout_s",
+    "request_attempts": "request_attempts", "reestimate_period": "reestimate_period_s",
+    "broken_holdoff": "broken_holdoff_s", "idle_timeout": "idle_timeout_s",
+    "estimate_max_age": "estimate_max_age_s", "max_upstreams": "max_upstreams",
+    "chirps_per_request": "chirps_per_request"}
+# Oracle options: its own sub-object in the engine config.
+XCPI_ORACLE_FIELDS: dict[str, str] = {"estimate_error": "error", "estimate_period": "period_s"}
 
 
 class QueueSpec(BaseModel):
@@ -66,6 +80,18 @@ class QueueSpec(BaseModel):
     max_interval: Duration | None = None
     rtt_cap: Duration | None = None
     min_queue_window: Duration | None = None
+    # xcpi (router-level; XCPI_FIELDS)
+    estimator: Literal["oracle", "chirp"] | None = None
+    estimate_error: float | None = Field(default=None, ge=0, le=0.9)
+    estimate_period: Duration | None = Field(default=None, ge=0, le=600)
+    request_timeout: Duration | None = Field(default=None, ge=0.001, le=600)
+    request_attempts: int | None = Field(default=None, ge=1, le=100)
+    reestimate_period: Duration | None = Field(default=None, ge=0.001, le=600)
+    broken_holdoff: Duration | None = Field(default=None, ge=0.001, le=600)
+    idle_timeout: Duration | None = Field(default=None, ge=0.001, le=600)
+    estimate_max_age: Duration | None = Field(default=None, ge=0.001, le=600)
+    max_upstreams: int | None = Field(default=None, ge=1, le=4096)
+    chirps_per_request: int | None = Field(default=None, ge=1, le=1000)
     # raw engine params, merged last
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -76,9 +102,13 @@ class QueueSpec(BaseModel):
 
     @model_validator(mode="after")
     def _fields_of_kind(self) -> QueueSpec:
-        mine = KIND_FIELDS[self.kind]
-        foreign = [name for fields in KIND_FIELDS.values() for name in fields
-                   if name not in mine and getattr(self, name) is not None]
+        mine = dict(KIND_FIELDS[self.kind])
+        if self.kind == "xcpi":
+            mine.update(XCPI_FIELDS)
+            mine.update(XCPI_ORACLE_FIELDS)
+        every = [*(n for fields in KIND_FIELDS.values() for n in fields), *XCPI_FIELDS,
+                 *XCPI_ORACLE_FIELDS]
+        foreign = [name for name in every if name not in mine and getattr(self, name) is not None]
         if foreign:
             valid = ", ".join(mine) or "none besides params"
             raise ValueError(f"not parameters of queue kind {self.kind}: "
@@ -89,6 +119,21 @@ class QueueSpec(BaseModel):
         if lo is not None and hi is not None and lo > hi:
             raise ValueError("min_interval must be at most max_interval")
         return self
+
+    def xcpi_options(self) -> dict[str, Any] | None:
+        """The engine's router-level `xcpi` object (CONFIG.md), without the oracle's
+        paths, which the planner adds; None unless this is an XCP-i queue."""
+        if self.kind != "xcpi":
+            return None
+        out: dict[str, Any] = {}
+        for name, key in XCPI_FIELDS.items():
+            if getattr(self, name) is not None:
+                out[key] = getattr(self, name)
+        oracle = {key: getattr(self, name) for name, key in XCPI_ORACLE_FIELDS.items()
+                  if getattr(self, name) is not None}
+        if oracle:
+            out["oracle"] = oracle
+        return out
 
     def engine_params(self, scale: float) -> dict[str, Any]:
         """QUEUES.md `params` for this kind; the XCP capacity follows `scale`."""

@@ -153,8 +153,8 @@ class _Resolver:
             delay_s=self._pick("delay", *levels) or 0.0,
             buffer=RBuffer(unit=buffer.unit, value=buffer.value),
             loss=RLoss(**loss.model_dump(exclude_none=True)) if loss else RLoss(),
-            queue=RQueue(kind=queue.kind, params=queue.engine_params(scale)) if queue else RQueue(
-                kind="droptail"),
+            queue=RQueue(kind=queue.kind, params=queue.engine_params(scale),
+                         xcpi=queue.xcpi_options()) if queue else RQueue(kind="droptail"),
             up=True if up is None else up,
         )
 
@@ -237,7 +237,8 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
         if q is None and n.role == "router" and spec.defaults and spec.defaults.router:
             q = spec.defaults.router.queue
         rq = None if n.role == "host" else RQueue(
-            kind=q.kind if q else "droptail", params=q.engine_params(spec.scale) if q else {})
+            kind=q.kind if q else "droptail", params=q.engine_params(spec.scale) if q else {},
+            xcpi=q.xcpi_options() if q else None)
         nodes.append(RNode(name=name, role=n.role, queue=rq))
     resolved = ResolvedSpec(
         name=spec.name, description=spec.description, duration_s=spec.duration,

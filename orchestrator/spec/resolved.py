@@ -22,6 +22,8 @@ class Frozen(BaseModel):
 class RQueue(Frozen):
     kind: str
     params: dict[str, Any] = Field(default_factory=dict)
+    # XCP-i routers only: the router-level options (QueueSpec.xcpi_options)
+    xcpi: dict[str, Any] | None = None
 
 
 class RLoss(Frozen):

@@ -1,0 +1,66 @@
+"""XCP-i in the plan: which routers speak it, the clouds their flows cross, and the
+engine's router-level `xcpi` object (router-image/CONFIG.md).
+
+A cloud is a run of routers that do not rewrite the XCP-i block (anything but `xcpi`,
+plain `xcp` included) between two XCP-i points of an XCP flow's forward path; the
+points are the sender (it starts the block) and the XCP-i routers. For each cloud the
+downstream XCP-i router R gets the path of emulated link directions from the upstream
+point U up to R: the oracle's available bandwidth is min over them of C - y, exactly
+what seed 000's ns-2 model used ("bottleneck capacity minus incoming load").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.plan import naming
+
+XCPI_PROTOS = frozenset({"xcp"})  # flows whose sender writes the XCP-i block
+
+
+def xcpi_routers(spec: Any) -> set[str]:
+    return {n.name for n in spec.nodes
+            if n.role == "router" and n.queue is not None and n.queue.kind == "xcpi"}
+
+
+def link_ref(planner: Any, k: int, sender: str) -> dict[str, str]:
+    """The engine stage that emulates direction sender -> peer of link k."""
+    receiver = planner.peer(sender, k)
+    egress = sender in planner.routers
+    router = sender if egress else receiver
+    return {"router": router, "port": naming.port_name(router, planner.ifs[(router, k)].ifname),
+            "direction": "egress" if egress else "ingress"}
+
+
+def router_address(planner: Any, name: str) -> str:
+    """The router's xcp_address: its first interface's (planner.engine_entry)."""
+    return str(planner.addr(name, planner.node_links[name][0]))
+
+
+def cloud_paths(planner: Any, flow_rows: list[Any], routers: set[str]
+                ) -> dict[str, dict[str, list[dict[str, str]]]]:
+    """R -> {U's address -> the link directions from U to R} over every XCP flow."""
+    out: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for f, fwd, src_addr, _dst_addr, _rtt in flow_rows:
+        if f.proto not in XCPI_PROTOS:
+            continue
+        last_point, last_addr, since = 0, src_addr, []
+        for i, (k, sender) in enumerate(fwd.dirs):
+            since.append(link_ref(planner, k, sender))
+            nxt = fwd.nodes[i + 1]
+            if nxt not in routers:
+                continue
+            if i > last_point:  # at least one non-XCP-i router since the last point
+                out.setdefault(nxt, {}).setdefault(last_addr, list(since))
+            last_point, last_addr, since = i + 1, router_address(planner, nxt), []
+    return out
+
+
+def xcpi_entry(options: dict[str, Any] | None,
+               paths: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
+    """CONFIG.md `xcpi` of one router: the spec's options and the oracle's paths."""
+    out = dict(options or {})
+    oracle = dict(out.get("oracle") or {})
+    oracle["paths"] = [{"upstream": u, "links": links} for u, links in sorted(paths.items())]
+    out["oracle"] = oracle
+    return out
