@@ -54,6 +54,8 @@ XCPI_FIELDS: dict[str, str] = {
     "chirps_per_request": "chirps_per_request"}
 # Oracle options: its own sub-object in the engine config.
 XCPI_ORACLE_FIELDS: dict[str, str] = {"estimate_error": "error", "estimate_period": "period_s"}
+# Chirp probing options (router-image/XCPI_ESTIMATOR.md): the engine's `chirp` object.
+XCPI_CHIRP_FIELDS: dict[str, str] = {"probe_overhead": "overhead", "probe_size": "packet_bytes"}
 
 
 class QueueSpec(BaseModel):
@@ -92,6 +94,8 @@ class QueueSpec(BaseModel):
     estimate_max_age: Duration | None = Field(default=None, ge=0.001, le=600)
     max_upstreams: int | None = Field(default=None, ge=1, le=4096)
     chirps_per_request: int | None = Field(default=None, ge=1, le=1000)
+    probe_overhead: float | None = Field(default=None, ge=0.001, le=0.5)
+    probe_size: int | None = Field(default=None, ge=100, le=1500)
     # raw engine params, merged last
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -106,8 +110,9 @@ class QueueSpec(BaseModel):
         if self.kind == "xcpi":
             mine.update(XCPI_FIELDS)
             mine.update(XCPI_ORACLE_FIELDS)
+            mine.update(XCPI_CHIRP_FIELDS)
         every = [*(n for fields in KIND_FIELDS.values() for n in fields), *XCPI_FIELDS,
-                 *XCPI_ORACLE_FIELDS]
+                 *XCPI_ORACLE_FIELDS, *XCPI_CHIRP_FIELDS]
         foreign = [name for name in every if name not in mine and getattr(self, name) is not None]
         if foreign:
             valid = ", ".join(mine) or "none besides params"
@@ -133,6 +138,10 @@ class QueueSpec(BaseModel):
                   if getattr(self, name) is not None}
         if oracle:
             out["oracle"] = oracle
+        chirp = {key: getattr(self, name) for name, key in XCPI_CHIRP_FIELDS.items()
+                 if getattr(self, name) is not None}
+        if chirp:
+            out["chirp"] = chirp
         return out
 
     def engine_params(self, scale: float) -> dict[str, Any]:

@@ -187,3 +187,74 @@ TEST(XcpiNode, FeedbackIsTheMinimumOfVirtualRouterAndDownstreamValue) {
 
 }  // namespace
 }  // namespace xcprouter
+
+namespace xcprouter {
+namespace {
+
+// U and R wired back to back over an idle 10 Mb/s path with 1 ms delay: R asks
+// for chirps, U acknowledges and sends them at their scheduled instants, R's
+// chirp estimator reads an idle path as its full rate (clamped to H = 10 Mb/s).
+TEST(XcpiNodeChirp, UpstreamSendsTheChirpsAndDownstreamEstimatesAnIdlePath) {
+  XcpiConfig c;
+  c.estimator = EstimatorKind::kChirp;
+  c.chirp = ChirpConfig::for_path(xcp::Rate::megabits_per_second(10), 0.1);
+  c.chirps_per_request = 6;
+  c.reestimate_period = Duration::seconds(100.0);
+  struct InFlight {
+    Timestamp at;
+    uint32_t dst;
+    xcp::ControlMessage m;
+    size_t len;
+  };
+  std::vector<InFlight> wire;
+  const xcp::Rate link = xcp::Rate::megabits_per_second(10);
+  Timestamp wire_free = Timestamp::zero();
+  auto sender = [&](uint32_t from) {
+    return [&, from](uint32_t dst, const xcp::ControlMessage& m, size_t len, Timestamp at) {
+      (void)from;
+      // FIFO at 10 Mb/s plus 1 ms: probes queue behind each other as on a link.
+      const Timestamp start = std::max(at, wire_free);
+      wire_free = start + link.transfer_time(20 + len);
+      wire.push_back({wire_free + Duration::milliseconds(1), dst, m, len});
+    };
+  };
+  XcpiNode r(c, kSelf, XcpParams{}, 1, sender(kSelf), [] { return 0.0; });
+  XcpiNode u(c, kU, XcpParams{}, 2, sender(kU), [] { return 0.0; });
+  r.on_data(*xcpi_packet(58, 60, kU), Timestamp::zero());
+  for (int step = 0; step < 20000; ++step) {
+    const Timestamp now = Timestamp::zero() + Duration::microseconds(step * 500);
+    u.advance(now);
+    r.advance(now);
+    // Take what is due first: delivering makes the nodes send more.
+    std::vector<InFlight> due;
+    for (auto it = wire.begin(); it != wire.end();) {
+      if (it->at <= now) {
+        due.push_back(*it);
+        it = wire.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto dit = due.begin(); dit != due.end(); ++dit) {
+      auto* it = &*dit;
+      auto pkt = testutil::make_packet(static_cast<uint32_t>(20 + std::max(it->len, xcp::kControlMessageLen)));
+      pkt->xcp_offset = 14 + 20;
+      xcp::write_control(it->m, pkt->xcp_shim());
+      pkt->xcp = xcp::parse_header(pkt->xcp_shim()).header;
+      pkt->flow.src = it->dst == kU ? kSelf : kU;
+      pkt->arrival = it->at;
+      (it->dst == kU ? u : r).on_control(*pkt, it->at);
+    }
+    if (step % 2000 == 0) r.on_data(*xcpi_packet(58, 60, kU), now);  // U stays active
+  }
+  EXPECT_EQ(u.counters().requests_answered, 1u);
+  EXPECT_EQ(u.counters().probes_sent, 6u * c.chirp.packets_per_chirp());
+  EXPECT_EQ(r.counters().probes_received, u.counters().probes_sent);
+  const UpstreamEntry* e = r.entry(kU);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->source, EstimateSource::kChirp);
+  EXPECT_NEAR(e->estimate_bps, 10e6, 1.5e6);
+}
+
+}  // namespace
+}  // namespace xcprouter

@@ -1,5 +1,6 @@
 #include "control/control_handler.hh"
 
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -182,7 +183,7 @@ json ControlHandler::xcpi_estimate(const json& req) {
     auto it = req.find(key);
     if (it == req.end() || it->is_null()) {
       if (required) throw std::invalid_argument(std::string("xcpi_estimate: ") + key + " (number, bits/s) is required");
-      return -1;
+      return std::numeric_limits<double>::quiet_NaN();  // unknown
     }
     if (!it->is_number() || !(it->get<double>() > -1e13 && it->get<double>() < 1e13)) {
       throw std::invalid_argument(std::string("xcpi_estimate: ") + key + " must be a number of bits/s, got " + it->dump());

@@ -77,13 +77,33 @@ OracleConfig parse_oracle(const json& j, const std::string& where) {
   return o;
 }
 
+ChirpConfig parse_chirp(const json& j, const std::string& where) {
+  ParamReader r(j, where);
+  // for_path() derives L, the delay floor and the period from U's largest
+  // rate and the probe overhead; the rest keeps XCPI_ESTIMATOR.md's defaults.
+  const double max_rate = r.number_or("max_rate_bps", 10e6, 1e5, 1e11);
+  const double overhead = r.number_or("overhead", 0.02, 0.001, 0.5);
+  ChirpConfig c = ChirpConfig::for_path(xcp::Rate::bits_per_second(max_rate), overhead);
+  c.packet_bytes = static_cast<uint32_t>(r.number_or("packet_bytes", c.packet_bytes, 100, 1500));
+  c.chirps_per_estimate = static_cast<uint32_t>(r.number_or("chirps_per_estimate", c.chirps_per_estimate, 1, 100));
+  c.min_chirps = static_cast<uint32_t>(r.number_or("min_chirps", c.min_chirps, 1, 100));
+  r.finish();
+  if (c.min_chirps > c.chirps_per_estimate) fail(where + ".min_chirps", "must not exceed chirps_per_estimate");
+  try {
+    c.validate();
+  } catch (const std::invalid_argument& e) {
+    fail(where, e.what());
+  }
+  return c;
+}
+
 }  // namespace
 
 XcpiConfig parse_xcpi_config(const json& j, const std::string& where) {
   if (!j.is_object()) fail(where, "must be an object");
   json scalars = json::object();
   for (const auto& [k, v] : j.items()) {
-    if (k != "oracle") scalars[k] = v;
+    if (k != "oracle" && k != "chirp") scalars[k] = v;
   }
   ParamReader r(scalars, where);
   XcpiConfig c;
@@ -103,6 +123,7 @@ XcpiConfig parse_xcpi_config(const json& j, const std::string& where) {
   c.chirps_per_request = static_cast<uint32_t>(r.number_or("chirps_per_request", c.chirps_per_request, 1, 1000));
   r.finish();
   if (auto it = j.find("oracle"); it != j.end()) c.oracle = parse_oracle(*it, where + ".oracle");
+  if (auto it = j.find("chirp"); it != j.end()) c.chirp = parse_chirp(*it, where + ".chirp");
   return c;
 }
 

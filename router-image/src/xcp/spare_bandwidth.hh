@@ -26,14 +26,35 @@ class LinkSpareBandwidth final : public SpareBandwidth {
   double c_;
 };
 
+// Two ways an XCP-i estimate becomes S:
+//  - set_estimate(BW): S = BW_U, the paper's eq. (1), right when BW_U is
+//    fresh at every control interval (the oracle, as seed 000's ns-2 model);
+//  - set_capacity_for_upstream(C_U): S = C_U − y, where C_U = A + ȳ is the
+//    cloud's capacity left by cross traffic (a measured available bandwidth A
+//    plus U's own rate ȳ while it was measured) and y V's input this interval.
+//    A probing estimator reports every few hundred ms; using its A as S for
+//    every interval in between hands the same spare bandwidth out again and
+//    again (the flow overshoots until the next estimate). Tracking U's own
+//    rate locally keeps the control loop at XCP's interval and leaves only
+//    the cross traffic to the slow estimate.
 class EstimatedSpareBandwidth final : public SpareBandwidth {
  public:
-  double spare(double /*y*/) const override { return bw_; }
-  void set_estimate(double bw_bytes_per_s) { bw_ = bw_bytes_per_s; }
+  double spare(double y) const override { return tracking_ ? capacity_for_u_ - y : bw_; }
+  void set_estimate(double bw_bytes_per_s) {
+    bw_ = bw_bytes_per_s;
+    tracking_ = false;
+  }
+  void set_capacity_for_upstream(double c_bytes_per_s) {
+    capacity_for_u_ = c_bytes_per_s;
+    tracking_ = true;
+  }
   double estimate() const { return bw_; }
+  bool tracking() const { return tracking_; }
 
  private:
   double bw_ = 0;
+  double capacity_for_u_ = 0;
+  bool tracking_ = false;
 };
 
 }  // namespace xcprouter

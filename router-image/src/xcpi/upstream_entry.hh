@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "xcp/spare_bandwidth.hh"
 #include "xcp/units.hh"
 #include "xcp/xcp_controller.hh"
+#include "xcpi/chirp_estimator.hh"
 #include "xcpi/estimation_session.hh"
 #include "xcpi/oracle_source.hh"
 
@@ -35,12 +37,19 @@ struct UpstreamEntry {
     return source != EstimateSource::kNone && session.state() != EstimationSession::State::kBroken &&
            now - estimate_at <= max_age;
   }
+  // `bps`: the available bandwidth of the cloud path (bits/s). A fresh
+  // estimate (the oracle) is S itself; a probing estimate is turned into the
+  // capacity left for U's traffic (spare_bandwidth.hh).
   void set_estimate(double bps, double truth, EstimateSource from, xcp::Timestamp now) {
     estimate_bps = bps;
     truth_bps = truth;
     source = from;
     estimate_at = now;
-    spare->set_estimate(bps / 8.0);
+    if (from == EstimateSource::kChirp) {
+      spare->set_capacity_for_upstream(bps / 8.0 + y_avg);
+    } else {
+      spare->set_estimate(bps / 8.0);
+    }
     ++counters.estimates;
   }
 
@@ -48,14 +57,19 @@ struct UpstreamEntry {
   EstimationSession session;
   EstimatedSpareBandwidth* spare;  // owned by v
   XcpController v;
-  std::unique_ptr<OracleSource> oracle;  // null unless the estimator is the oracle with a path
+  // Bound whenever the plan gave a path: the truth beside any estimator.
+  std::unique_ptr<OracleSource> oracle;
+  std::unique_ptr<ChirpEstimator> chirp;  // estimator kChirp only
   xcp::Timestamp oracle_next{};
 
   EstimateSource source = EstimateSource::kNone;
   double estimate_bps = 0;
-  double truth_bps = -1;  // -1: unknown (no oracle for this path)
+  double truth_bps = std::numeric_limits<double>::quiet_NaN();  // NaN: unknown (no oracle path)
   xcp::Timestamp estimate_at{};
 
+  // U's rate through the cloud (bytes/s) averaged over the span a probing
+  // estimate covers: what A was measured against.
+  double y_avg = 0;
   bool v_started = false;
   xcp::Timestamp v_last_timeout{};
   xcp::Timestamp v_next_timeout = xcp::Timestamp::max();

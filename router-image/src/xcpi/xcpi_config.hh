@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "xcp/units.hh"
+#include "xcpi/chirp_config.hh"
 
 namespace xcprouter {
 
@@ -67,6 +68,9 @@ struct XcpiConfig {
   // Chirps U sends per request (chirp estimator only).
   uint32_t chirps_per_request = 8;
   OracleConfig oracle;
+  // Chirp probing (estimator kChirp): the same config at U (sending) and R
+  // (analysing); the planner gives every XCP-i router of a run the same one.
+  ChirpConfig chirp;
 };
 
 }  // namespace xcprouter

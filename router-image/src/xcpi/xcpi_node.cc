@@ -1,6 +1,7 @@
 #include "xcpi/xcpi_node.hh"
 
 #include <algorithm>
+#include <cmath>
 
 #include "util/net_address.hh"
 #include "util/seed.hh"
@@ -29,7 +30,8 @@ XcpiNode::XcpiNode(XcpiConfig config, uint32_t self, XcpParams v_params, uint64_
       seed_(seed),
       send_(std::move(send)),
       queue_(std::move(queue)),
-      rng_(splitmix64(seed ^ 0x5843502D69ull)) {}
+      rng_(splitmix64(seed ^ 0x5843502D69ull)),
+      schedule_(config_.chirp) {}
 
 void XcpiNode::bind_oracle(uint32_t upstream, std::vector<const Link*> links) {
   oracle_links_[upstream] = std::move(links);
@@ -57,7 +59,8 @@ UpstreamEntry* XcpiNode::find_or_create(uint32_t upstream, xcp::Timestamp now) {
   auto e = std::make_unique<UpstreamEntry>(upstream, config_, v_params_, session,
                                            splitmix64(seed_ + entries_created_));
   e->created = now;
-  if (config_.estimator == EstimatorKind::kOracle) {
+  if (config_.estimator == EstimatorKind::kChirp) e->chirp = std::make_unique<ChirpEstimator>(config_.chirp);
+  {
     auto links = oracle_links_.find(upstream);
     if (links != oracle_links_.end() && !links->second.empty()) {
       e->oracle = std::make_unique<OracleSource>(links->second, config_.oracle.error,
@@ -127,11 +130,35 @@ void XcpiNode::on_control(const Packet& p, xcp::Timestamp now) {
   }
   switch (m->type) {
     case xcp::ControlType::kRequest: {
-      // As U: acknowledge at once. Chirps are not sent by this router yet
-      // (aux = 0 in the answer tells R so); the oracle needs none.
-      xcp::ControlMessage ack{xcp::ControlType::kAck, m->session, m->seq, 0, 0};
+      // As U: acknowledge at once, then send the chirps asked for (aux; 0
+      // for the oracle). A new request from the same R and session replaces
+      // its job, so retries never stack probe trains.
+      uint32_t chirps = std::min<uint32_t>(m->aux, 1000);
+      auto job = std::find_if(jobs_.begin(), jobs_.end(),
+                              [&](const ChirpJob& j) { return j.dst == p.flow.src && j.session == m->session; });
+      if (chirps > 0 && job == jobs_.end()) {
+        if (jobs_.size() >= config_.max_upstreams) {
+          ++counters_.probe_jobs_refused;
+          chirps = 0;
+        } else {
+          jobs_.push_back(ChirpJob{p.flow.src, m->session, 0, 0, {}, 0, {}});
+          job = std::prev(jobs_.end());
+        }
+      }
+      xcp::ControlMessage ack{xcp::ControlType::kAck, m->session, m->seq, chirps, 0};
       ++counters_.requests_answered;
       send_(p.flow.src, ack, xcp::kControlMessageLen, now);
+      if (chirps > 0 && job->chirps_left == 0) {
+        job->chirps_left = chirps;
+        // Chirp ids keep increasing across requests (R's analyzer takes a
+        // repeated id for a stale chirp): the request's attempt number times
+        // the most chirps one request may ask for.
+        job->chirp_id = m->seq * 1000u;
+        start_chirp(*job, now);
+        next_deadline_ = std::min(next_deadline_, now);
+      } else if (chirps > 0) {
+        job->chirps_left = std::max(job->chirps_left, chirps);
+      }
       return;
     }
     case xcp::ControlType::kAck: {
@@ -146,9 +173,60 @@ void XcpiNode::on_control(const Packet& p, xcp::Timestamp now) {
       return;
     }
     case xcp::ControlType::kProbe:
-      ++counters_.control_unknown;
+      on_probe(*m, p, now);
       return;
   }
+}
+
+void XcpiNode::start_chirp(ChirpJob& job, xcp::Timestamp start) {
+  job.chirp_start = start;
+  job.next_index = 0;
+  job.offsets = config_.chirp.dither ? schedule_.dithered_offsets(rng_.next()) : schedule_.offsets();
+}
+
+void XcpiNode::run_chirp_jobs(xcp::Timestamp now) {
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    ChirpJob& j = *it;
+    // Each probe leaves at its scheduled instant on the emulated timeline,
+    // however late the event loop runs: the link serialises from there.
+    while (j.chirps_left > 0 && j.next_index < j.offsets.size() && j.chirp_start + j.offsets[j.next_index] <= now) {
+      const xcp::Duration off = j.offsets[j.next_index];
+      xcp::ControlMessage probe{xcp::ControlType::kProbe, j.session, j.chirp_id,
+                                xcp::ControlMessage::probe_aux(static_cast<uint16_t>(j.next_index),
+                                                               static_cast<uint16_t>(j.offsets.size())),
+                                static_cast<uint64_t>(off.ns())};
+      const size_t payload = config_.chirp.packet_bytes > 20 ? config_.chirp.packet_bytes - 20 : xcp::kControlMessageLen;
+      send_(j.dst, probe, payload, j.chirp_start + off);
+      ++counters_.probes_sent;
+      counters_.probe_bytes += 20 + std::max(payload, xcp::kControlMessageLen);
+      ++j.next_index;
+    }
+    if (j.chirps_left > 0 && j.next_index >= j.offsets.size()) {
+      --j.chirps_left;
+      ++j.chirp_id;
+      if (j.chirps_left > 0) start_chirp(j, j.chirp_start + config_.chirp.chirp_period);
+    }
+    if (j.chirps_left == 0) {
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void XcpiNode::on_probe(const xcp::ControlMessage& m, const Packet& p, xcp::Timestamp now) {
+  auto owner = session_owner_.find(m.session);
+  auto it = owner == session_owner_.end() ? table_.end() : table_.find(owner->second);
+  if (it == table_.end() || !it->second->chirp) {
+    ++counters_.control_unknown;
+    return;
+  }
+  ++counters_.probes_received;
+  UpstreamEntry& e = *it->second;
+  e.chirp->on_probe(ChirpProbe{m.seq, m.probe_index(), xcp::Duration::nanoseconds(static_cast<int64_t>(m.value)),
+                               p.arrival, p.wire_bytes()});
+  if (auto r = e.chirp->estimate()) e.set_estimate(r->bits_per_s(), e.truth_bps, EstimateSource::kChirp, now);
+  if (auto d = e.chirp->next_deadline()) next_deadline_ = std::min(next_deadline_, *d);
 }
 
 bool XcpiNode::inject_estimate(uint32_t upstream, double bw_bps, double truth_bps, xcp::Timestamp now) {
@@ -161,7 +239,11 @@ bool XcpiNode::inject_estimate(uint32_t upstream, double bw_bps, double truth_bp
 void XcpiNode::run_v_timeout(UpstreamEntry& e, xcp::Timestamp now) {
   if (e.oracle && (config_.oracle.period <= xcp::Duration::zero() || now >= e.oracle_next)) {
     if (auto s = e.oracle->sample(now)) {
-      e.set_estimate(s->estimate_bps, s->truth_bps, EstimateSource::kOracle, now);
+      if (config_.estimator == EstimatorKind::kOracle) {
+        e.set_estimate(s->estimate_bps, s->truth_bps, EstimateSource::kOracle, now);
+      } else {
+        e.truth_bps = s->truth_bps;  // the truth beside the measured estimate
+      }
     }
     e.oracle_next = now + config_.oracle.period;
   }
@@ -169,13 +251,25 @@ void XcpiNode::run_v_timeout(UpstreamEntry& e, xcp::Timestamp now) {
   // BW_U replaces S; d and Q are this router's (seed 000 eq. 1): d from V's
   // own sums (mean RTT of the packets from U), Q from queue_().
   e.v.on_timeout(elapsed, queue_ ? queue_() : 0.0);
+  // EWMA over about half the chirp window: the mean age of the chirps a
+  // smoothed estimate is made of.
+  const double window = config_.chirp.chirp_period.seconds_f() * config_.chirp.chirps_per_estimate / 2.0;
+  const double w = window > 0 ? std::min(1.0, elapsed / window) : 1.0;
+  e.y_avg += w * (e.v.state().y - e.y_avg);
   e.v_last_timeout = now;
   e.v_next_timeout = now + xcp::Duration::seconds(e.v.state().d);
 }
 
 void XcpiNode::advance(xcp::Timestamp now) {
   if (now < next_deadline_) return;
+  run_chirp_jobs(now);
   for (auto& [u, e] : table_) {
+    if (e->chirp) {
+      if (auto d = e->chirp->next_deadline(); d && *d <= now) {
+        e->chirp->on_deadline(now);
+        if (auto r = e->chirp->estimate()) e->set_estimate(r->bits_per_s(), e->truth_bps, EstimateSource::kChirp, now);
+      }
+    }
     if (e->session.next_deadline() <= now) {
       if (auto r = e->session.on_deadline(now)) send_request(*e, *r, now);
     }
@@ -198,7 +292,13 @@ void XcpiNode::advance(xcp::Timestamp now) {
 
 void XcpiNode::recompute_deadline() {
   xcp::Timestamp t = next_expiry_scan_;
+  for (const ChirpJob& j : jobs_) {
+    if (j.chirps_left > 0 && j.next_index < j.offsets.size()) t = std::min(t, j.chirp_start + j.offsets[j.next_index]);
+  }
   for (const auto& [u, e] : table_) {
+    if (e->chirp) {
+      if (auto d = e->chirp->next_deadline()) t = std::min(t, *d);
+    }
     t = std::min(t, e->session.next_deadline());
     if (e->v_started) t = std::min(t, e->v_next_timeout);
   }
@@ -215,8 +315,7 @@ void XcpiNode::report(nlohmann::json& out, xcp::Timestamp now) const {
         {"state", std::string(to_string(e->session.state()))},
         {"source", std::string(to_string(e->source))},
         {"estimate_bps", e->source == EstimateSource::kNone ? nlohmann::json(nullptr) : nlohmann::json(e->estimate_bps)},
-        {"truth_bps", e->truth_bps < -0.5 && e->source != EstimateSource::kOracle ? nlohmann::json(nullptr)
-                                                                                  : nlohmann::json(e->truth_bps)},
+        {"truth_bps", std::isnan(e->truth_bps) ? nlohmann::json(nullptr) : nlohmann::json(e->truth_bps)},
         {"estimate_age_s", e->source == EstimateSource::kNone ? nlohmann::json(nullptr)
                                                               : nlohmann::json((now - e->estimate_at).seconds_f())},
         {"requests", s.requests},
@@ -229,6 +328,12 @@ void XcpiNode::report(nlohmann::json& out, xcp::Timestamp now) const {
         {"no_estimate", e->counters.no_estimate},
         {"estimates", e->counters.estimates},
         {"oracle_links", e->oracle ? e->oracle->link_count() : 0},
+        {"chirps_used", e->chirp ? e->chirp->chirps_used() : 0},
+        {"chirps_seen", e->chirp ? e->chirp->chirps_seen() : 0},
+        {"chirps_unusable", e->chirp ? e->chirp->chirps_unusable() : 0},
+        {"first_estimate_s", e->chirp && e->chirp->first_estimate_at()
+                                 ? nlohmann::json((*e->chirp->first_estimate_at() - e->created).seconds_f())
+                                 : nlohmann::json(nullptr)},
         {"v", std::move(v)},
     };
   }
@@ -244,6 +349,11 @@ void XcpiNode::report(nlohmann::json& out, xcp::Timestamp now) const {
       {"requests_answered", counters_.requests_answered},
       {"control_invalid", counters_.control_invalid},
       {"control_unknown", counters_.control_unknown},
+      {"probes_sent", counters_.probes_sent},
+      {"probe_bytes", counters_.probe_bytes},
+      {"probes_received", counters_.probes_received},
+      {"probe_jobs_refused", counters_.probe_jobs_refused},
+      {"chirp_jobs", jobs_.size()},
       {"upstreams", std::move(ups)},
   };
 }

@@ -27,6 +27,7 @@
 #include "xcp/control_message.hh"
 #include "xcp/uniform_rng.hh"
 #include "xcp/xcp_params.hh"
+#include "xcpi/chirp_schedule.hh"
 #include "xcpi/upstream_entry.hh"
 #include "xcpi/xcpi_config.hh"
 
@@ -40,6 +41,10 @@ struct XcpiCounters {
   uint64_t requests_answered = 0; // as U: requests acknowledged
   uint64_t control_invalid = 0;   // Format 3 packets to us that did not parse
   uint64_t control_unknown = 0;   // acks/probes for no entry of ours
+  uint64_t probes_sent = 0;       // as U: chirp packets sent
+  uint64_t probe_bytes = 0;       // ... their IP bytes (the estimator's overhead)
+  uint64_t probes_received = 0;   // as R: chirp packets analysed
+  uint64_t probe_jobs_refused = 0;  // as U: requests for chirps beyond the job bound
 };
 
 class XcpiNode {
@@ -73,6 +78,20 @@ class XcpiNode {
   void report(nlohmann::json& out, xcp::Timestamp now) const;
 
  private:
+  // As U: the chirps one downstream router asked for.
+  struct ChirpJob {
+    uint32_t dst = 0;
+    uint32_t session = 0;
+    uint32_t chirps_left = 0;
+    uint32_t chirp_id = 0;
+    xcp::Timestamp chirp_start{};
+    size_t next_index = 0;
+    std::vector<xcp::Duration> offsets;
+  };
+  void start_chirp(ChirpJob& job, xcp::Timestamp start);
+  void run_chirp_jobs(xcp::Timestamp now);
+  void on_probe(const xcp::ControlMessage& m, const Packet& p, xcp::Timestamp now);
+
   UpstreamEntry* find_or_create(uint32_t upstream, xcp::Timestamp now);
   void send_request(UpstreamEntry& e, const EstimationSession::Request& r, xcp::Timestamp now);
   void run_v_timeout(UpstreamEntry& e, xcp::Timestamp now);
@@ -92,6 +111,8 @@ class XcpiNode {
   xcp::Timestamp next_expiry_scan_ = xcp::Timestamp::max();
   uint64_t entries_created_ = 0;
   XcpiCounters counters_;
+  ChirpSchedule schedule_;
+  std::vector<ChirpJob> jobs_;  // at most max_upstreams
 };
 
 }  // namespace xcprouter
