@@ -5,7 +5,8 @@ Each module exposes `run() -> dict` returning a nested dict of figures for its
 own top-level keys (e.g. {"forwarding": {...}}). Results go to one JSON file
 with the machine and revision they were measured on. A failing module is
 recorded under "errors" and the others still run: a missing figure is visible,
-never silently zero.
+never silently zero. A module that measured some figures but not others
+returns the ones it has plus {"errors": {"<module>": "why"}}, merged the same way.
 """
 
 from __future__ import annotations
@@ -55,7 +56,10 @@ def main() -> int:
         print(f"bench: {path.stem} ...", flush=True)
         try:
             spec.loader.exec_module(mod)
-            _merge(results, mod.run())
+            figures = mod.run()
+            for name, why in figures.get("errors", {}).items():
+                print(f"bench: {name}: {why}", file=sys.stderr)
+            _merge(results, figures)
         except Exception:  # noqa: BLE001 - record and continue with the next module
             results["errors"][path.stem] = traceback.format_exc()
             print(results["errors"][path.stem], file=sys.stderr)
