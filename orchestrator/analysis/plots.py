@@ -1,4 +1,5 @@
-"""PNG figures of a run: flows (throughput, cwnd) and links (queue, utilisation, XCP state).
+"""PNG figures of a run: flows (throughput, cwnd), links (queue, utilisation, XCP state)
+and the XCP-i routers' estimates against the truth (plots_xcpi.py).
 
 matplotlib's object API without pyplot: no global backend state, no display,
 figures freed when they go out of scope, same output on a headless machine. Each figure shares its time axis; units are in the axis labels.
@@ -15,6 +16,7 @@ from matplotlib.figure import Figure
 
 from orchestrator.analysis.flows import per_time
 from orchestrator.analysis.links import LinkData
+from orchestrator.analysis.plots_xcpi import load_xcpi, plot_xcpi
 
 MAX_LEGEND = 12  # beyond this a legend hides the data; the title gives the count
 
@@ -136,10 +138,17 @@ def _save(fig: Figure, axes: tuple[Axes, ...], path: Path) -> Path:
     return path
 
 
-def plot_run(ld: LinkData, flow_df: pd.DataFrame, plots_dir: Path) -> list[Path]:
-    """Every figure the metrics allow; returns the files written."""
+def plot_run(ld: LinkData, flow_df: pd.DataFrame, plots_dir: Path,
+             xcpi: pd.DataFrame | None = None) -> list[Path]:
+    """Every figure the metrics allow; returns the files written.
+
+    xcpi: the run's xcpi.csv rows; None reads them from the run directory that holds
+    plots_dir (<run>/plots beside <run>/metrics, docs/run-directory.md).
+    """
+    if xcpi is None:
+        xcpi = load_xcpi(plots_dir.parent)
     written = [plot_flows(flow_df, plots_dir), plot_links(ld, plots_dir),
-               plot_xcp(ld, plots_dir)]
+               plot_xcp(ld, plots_dir), plot_xcpi(xcpi, plots_dir)]
     return [p for p in written if p is not None]
 
 
