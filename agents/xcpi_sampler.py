@@ -17,7 +17,7 @@ STATE_CODE = {"idle": 0, "requesting": 1, "established": 2, "broken": -1}
 UPSTREAM_KEYS = ("estimate_bps", "truth_bps", "estimate_age_s", "requests", "acks",
                  "stale_acks", "timeouts", "broken", "packets", "lowered", "no_estimate",
                  "estimates", "chirps_seen", "chirps_used", "chirps_unusable",
-                 "first_estimate_s")
+                 "first_estimate_s", "cloud_queue_s")
 V_KEYS = ("phi", "d", "h", "S", "Q", "xi_p", "xi_n")
 ROUTER_KEYS = ("entries", "clouds_detected", "rewritten", "table_full", "expired",
                "requests_answered", "control_invalid", "control_unknown", "probes_sent",

@@ -51,7 +51,7 @@ XCPI_FIELDS: dict[str, str] = {
     "request_attempts": "request_attempts", "reestimate_period": "reestimate_period_s",
     "broken_holdoff": "broken_holdoff_s", "idle_timeout": "idle_timeout_s",
     "estimate_max_age": "estimate_max_age_s", "max_upstreams": "max_upstreams",
-    "chirps_per_request": "chirps_per_request"}
+    "chirps_per_request": "chirps_per_request", "cloud_queue": "cloud_queue"}
 # Oracle options: its own sub-object in the engine config.
 XCPI_ORACLE_FIELDS: dict[str, str] = {"estimate_error": "error", "estimate_period": "period_s"}
 # Chirp probing options (router-image/XCPI_ESTIMATOR.md): the engine's `chirp` object.
@@ -95,6 +95,7 @@ class QueueSpec(BaseModel):
     max_upstreams: int | None = Field(default=None, ge=1, le=4096)
     chirps_per_request: int | None = Field(default=None, ge=1, le=1000)
     probe_overhead: float | None = Field(default=None, ge=0.001, le=0.5)
+    cloud_queue: bool | None = None
     probe_size: int | None = Field(default=None, ge=100, le=1500)
     # raw engine params, merged last
     params: dict[str, Any] = Field(default_factory=dict)

@@ -121,6 +121,7 @@ XcpiConfig parse_xcpi_config(const json& j, const std::string& where) {
   c.estimate_max_age = secs("estimate_max_age_s", c.estimate_max_age);
   c.request_attempts = static_cast<uint32_t>(r.number_or("request_attempts", c.request_attempts, 1, 100));
   c.chirps_per_request = static_cast<uint32_t>(r.number_or("chirps_per_request", c.chirps_per_request, 1, 1000));
+  if (auto b = r.boolean("cloud_queue")) c.cloud_queue = *b;
   r.finish();
   if (auto it = j.find("oracle"); it != j.end()) c.oracle = parse_oracle(*it, where + ".oracle");
   if (auto it = j.find("chirp"); it != j.end()) c.chirp = parse_chirp(*it, where + ".chirp");

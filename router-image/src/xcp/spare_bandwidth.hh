@@ -50,6 +50,7 @@ class EstimatedSpareBandwidth final : public SpareBandwidth {
   }
   double estimate() const { return bw_; }
   bool tracking() const { return tracking_; }
+  double capacity_for_upstream() const { return capacity_for_u_; }
 
  private:
   double bw_ = 0;

@@ -4,6 +4,7 @@
 // No per-flow state: one entry per cloud crossing, whatever the flows.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -67,6 +68,22 @@ struct UpstreamEntry {
   double truth_bps = std::numeric_limits<double>::quiet_NaN();  // NaN: unknown (no oracle path)
   xcp::Timestamp estimate_at{};
 
+  // Probe timing (chirp estimator): U stamps each probe with its send time
+  // (U's clock). R keeps each recent chirp's first stamp (offsets within the
+  // chirp), the least one-way delay ever seen (the empty cloud, clock offset
+  // included) and the least of the current chirp; cloud_queue_s is the
+  // standing queue the latest complete chirp found.
+  struct ChirpBase {
+    uint32_t chirp_id = 0;
+    int64_t first_ns = 0;
+    bool used = false;
+  };
+  std::array<ChirpBase, 8> chirp_bases{};
+  int64_t owd_floor_ns = std::numeric_limits<int64_t>::max();
+  uint32_t cur_chirp = 0;
+  bool cur_chirp_valid = false;
+  int64_t cur_chirp_min_owd_ns = std::numeric_limits<int64_t>::max();
+  double cloud_queue_s = 0;
   // U's rate through the cloud (bytes/s) averaged over the span a probing
   // estimate covers: what A was measured against.
   double y_avg = 0;

@@ -68,6 +68,13 @@ struct XcpiConfig {
   // Chirps U sends per request (chirp estimator only).
   uint32_t chirps_per_request = 8;
   OracleConfig oracle;
+  // Chirp estimator: add the cloud's standing queue, seen by the probes, to
+  // V's Q (Q_V = Q_R + q_cloud·C_U). Seed 000 eq. (1) has R's Q only, which
+  // cannot see a queue inside the cloud; with an estimate that errs high the
+  // cloud's queue then grows until it drops (the paper's Fig. 13). q_cloud is
+  // the least one-way delay of the latest chirp above the least ever seen
+  // from U (clock offsets cancel), as XCP's own persistent queue is a minimum.
+  bool cloud_queue = true;
   // Chirp probing (estimator kChirp): the same config at U (sending) and R
   // (analysing); the planner gives every XCP-i router of a run the same one.
   ChirpConfig chirp;

@@ -194,7 +194,7 @@ void XcpiNode::run_chirp_jobs(xcp::Timestamp now) {
       xcp::ControlMessage probe{xcp::ControlType::kProbe, j.session, j.chirp_id,
                                 xcp::ControlMessage::probe_aux(static_cast<uint16_t>(j.next_index),
                                                                static_cast<uint16_t>(j.offsets.size())),
-                                static_cast<uint64_t>(off.ns())};
+                                static_cast<uint64_t>((j.chirp_start + off).ns())};
       const size_t payload = config_.chirp.packet_bytes > 20 ? config_.chirp.packet_bytes - 20 : xcp::kControlMessageLen;
       send_(j.dst, probe, payload, j.chirp_start + off);
       ++counters_.probes_sent;
@@ -223,7 +223,28 @@ void XcpiNode::on_probe(const xcp::ControlMessage& m, const Packet& p, xcp::Time
   }
   ++counters_.probes_received;
   UpstreamEntry& e = *it->second;
-  e.chirp->on_probe(ChirpProbe{m.seq, m.probe_index(), xcp::Duration::nanoseconds(static_cast<int64_t>(m.value)),
+  // The probe carries U's send time: offsets within a chirp are taken from
+  // the first of its probes that arrived (a constant shift is harmless to the
+  // analysis, which works on delay differences).
+  const int64_t sent_ns = static_cast<int64_t>(m.value);
+  UpstreamEntry::ChirpBase* base = nullptr;
+  for (auto& b : e.chirp_bases) {
+    if (b.used && b.chirp_id == m.seq) base = &b;
+  }
+  if (!base) {
+    base = &e.chirp_bases[m.seq % e.chirp_bases.size()];
+    *base = {m.seq, sent_ns, true};
+  }
+  const int64_t owd = p.arrival.ns() - sent_ns;  // + the clocks' offset, constant
+  e.owd_floor_ns = std::min(e.owd_floor_ns, owd);
+  if (!e.cur_chirp_valid || e.cur_chirp != m.seq) {
+    if (e.cur_chirp_valid) e.cloud_queue_s = static_cast<double>(e.cur_chirp_min_owd_ns - e.owd_floor_ns) * 1e-9;
+    e.cur_chirp = m.seq;
+    e.cur_chirp_valid = true;
+    e.cur_chirp_min_owd_ns = owd;
+  }
+  e.cur_chirp_min_owd_ns = std::min(e.cur_chirp_min_owd_ns, owd);
+  e.chirp->on_probe(ChirpProbe{m.seq, m.probe_index(), xcp::Duration::nanoseconds(sent_ns - base->first_ns),
                                p.arrival, p.wire_bytes()});
   if (auto r = e.chirp->estimate()) e.set_estimate(r->bits_per_s(), e.truth_bps, EstimateSource::kChirp, now);
   if (auto d = e.chirp->next_deadline()) next_deadline_ = std::min(next_deadline_, *d);
@@ -250,7 +271,11 @@ void XcpiNode::run_v_timeout(UpstreamEntry& e, xcp::Timestamp now) {
   const double elapsed = (now - e.v_last_timeout).seconds_f();
   // BW_U replaces S; d and Q are this router's (seed 000 eq. 1): d from V's
   // own sums (mean RTT of the packets from U), Q from queue_().
-  e.v.on_timeout(elapsed, queue_ ? queue_() : 0.0);
+  double q = queue_ ? queue_() : 0.0;
+  if (e.chirp && config_.cloud_queue && e.spare->tracking()) {
+    q += e.cloud_queue_s * std::max(0.0, e.spare->capacity_for_upstream());
+  }
+  e.v.on_timeout(elapsed, q);
   // EWMA over about half the chirp window: the mean age of the chirps a
   // smoothed estimate is made of.
   const double window = config_.chirp.chirp_period.seconds_f() * config_.chirp.chirps_per_estimate / 2.0;
@@ -329,6 +354,7 @@ void XcpiNode::report(nlohmann::json& out, xcp::Timestamp now) const {
         {"estimates", e->counters.estimates},
         {"oracle_links", e->oracle ? e->oracle->link_count() : 0},
         {"chirps_used", e->chirp ? e->chirp->chirps_used() : 0},
+        {"cloud_queue_s", e->cloud_queue_s},
         {"chirps_seen", e->chirp ? e->chirp->chirps_seen() : 0},
         {"chirps_unusable", e->chirp ? e->chirp->chirps_unusable() : 0},
         {"first_estimate_s", e->chirp && e->chirp->first_estimate_at()
