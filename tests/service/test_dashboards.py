@@ -16,8 +16,10 @@ REPO = Path(__file__).resolve().parents[2]
 DASHBOARDS = REPO / "dashboards"
 DB = "xcplab"
 
-# Small dumbbell: an XCP router (XCP controller state), a DropTail router, one XCP
-# and one kernel TCP flow, and a timeline event (an annotation).
+# Small dumbbell: XCP-i routers r1 and r3 (XCP controller state) at the edges of a
+# DropTail cloud r2, so r3 tracks upstream r1 with the oracle estimator (the `xcpi`
+# series: estimate, truth, session), one XCP and one kernel TCP flow, and a
+# timeline event (an annotation).
 SPEC = """\
 name: dashcheck
 duration: 4s
@@ -27,16 +29,18 @@ defaults:
 nodes:
   s1: {role: host}
   s2: {role: host}
-  r1: {role: router, queue: xcp}
+  r1: {role: router, queue: {kind: xcpi, estimator: oracle}}
   r2: {role: router, queue: droptail}
+  r3: {role: router, queue: {kind: xcpi, estimator: oracle}}
   d1: {role: host}
   d2: {role: host}
 links:
   - {a: s1, b: r1}
   - {a: s2, b: r1}
   - {id: bn, a: r1, b: r2, capacity: 10Mbps, delay: 5ms, buffer: 20pkts}
-  - {a: r2, b: d1}
-  - {a: r2, b: d2}
+  - {a: r2, b: r3}
+  - {a: r3, b: d1}
+  - {a: r3, b: d2}
 flows:
   - {id: x1, proto: xcp, src: s1, dst: d1}
   - {id: t1, proto: tcp, cc: cubic, src: s2, dst: d2}
@@ -105,6 +109,28 @@ def test_every_dashboard_query_returns_data(run_in_influx: tuple[Influxd, str], 
     assert vals, f"{name}: no data for run {run_id}: {fill(query, run_id)}"
     # and nothing from another run leaks in: the same query for a run that does not exist
     assert not _values(influx.query(DB, fill(query, run_id + "-other")))
+
+
+@pytest.mark.root
+@pytest.mark.influx
+def test_xcpi_panels_show_the_router_behind_the_cloud(run_in_influx: tuple[Influxd, str]) -> None:
+    influx, run_id = run_in_influx
+    dash = json.loads((DASHBOARDS / "json" / "overview.json").read_text())
+    (target,) = [t for p in dash["panels"] if p["title"] == "XCP-i estimate vs truth"
+                 for t in p["targets"] if t["refId"] == "A"]
+    res = influx.query(DB, fill(target["query"], run_id))
+    tags = {(s["tags"]["node"], s["tags"]["link"]) for r in res["results"]
+            for s in r.get("series", [])}
+    assert {node for node, _ in tags} == {"r3"}, tags  # r1 has no cloud before it
+
+
+def test_xcpi_queries_ask_for_keys_the_sampler_writes() -> None:
+    from agents.xcpi_sampler import ROUTER_KEYS, UPSTREAM_KEYS, V_KEYS
+
+    written = {*UPSTREAM_KEYS, *ROUTER_KEYS, "state", *(f"v_{k}" for k in V_KEYS)}
+    asked = {k for _, q in _queries() if '"xcpi"' in q
+             for k in re.findall(r"\"key\" = '([^']+)'", q)}
+    assert asked and asked <= written, asked - written
 
 
 def test_provisioning_points_at_the_dashboards() -> None:
