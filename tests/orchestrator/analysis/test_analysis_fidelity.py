@@ -387,3 +387,18 @@ def test_host_process_statistics_are_in_the_summary(make_run):
 def test_a_completed_run_without_tool_samples_is_a_problem(make_run):
     assert any("metrics/procs.csv: no samples of the flow tools" in p
                for p in problems(make_run(with_procs=False)))
+
+
+def test_an_offered_udp_rate_above_the_path_is_no_fidelity_problem_but_a_tcp_one_is():
+    import pandas as pd
+
+    from orchestrator.analysis.fidelity import Thresholds, check_flow_rates
+    from orchestrator.analysis.links import LinkData
+    rows = [{"t_s": i * 0.1, "link": "a->b", "capacity_bps": 10e6, "tx_bytes": 10e6 / 8 * i * 0.1,
+             "queue_pkts": 0, "queue_bytes": 0, "drops_queue": 0} for i in range(11)]
+    ld = LinkData.build(pd.DataFrame(rows))
+    paths = {"u": ["a", "b"], "t": ["a", "b"]}
+    flows = {"u": {"proto": "udp", "throughput_mbps": 18.0},
+             "t": {"proto": "tcp", "throughput_mbps": 18.0}}
+    problems = check_flow_rates(flows, paths, ld, Thresholds())
+    assert len(problems) == 1 and problems[0].startswith("flow t:")
