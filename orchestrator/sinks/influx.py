@@ -52,6 +52,11 @@ def to_line(measurement: str, row: dict[str, Any], base_tags: dict[str, str],
         v = row.get(k)
         if isinstance(v, dict | list):  # e.g. event details: the same JSON as event.csv
             v = json.dumps(v, separators=(",", ":"), sort_keys=True, default=str)
+        # Long-form series (xcpi, fairness) put counters and rates in one `value`
+        # field; InfluxDB fixes a field's type at its first point and refuses the
+        # other type afterwards, so every number there is written as a float.
+        if k == "value" and isinstance(v, int) and not isinstance(v, bool):
+            v = float(v)
         fv = _field(v)
         if fv is not None:
             fields.append(f"{_esc_tag(k)}={fv}")

@@ -39,6 +39,20 @@ def test_points_reach_a_real_influxd_in_batches(influxd: str) -> None:
     assert r.json()["results"][0]["series"][0]["values"][0][1] == 500
 
 
+@pytest.mark.influx
+def test_long_form_counters_and_rates_share_one_float_field(influxd: str) -> None:
+    # xcpi rows mix integer counters (requests) and float rates (estimate_bps) in
+    # `value`; an integer first would fix the field's type and every float after it
+    # would be refused ("field type conflict").
+    sink = InfluxSink(f"{influxd}/xcplabtest", run="r-2", experiment="e", batch=100)
+    sink.write("xcpi", [{"t_s": 0.1, "node": "r3", "port": "", "link": "10.0.0.2",
+                         "key": "requests", "value": 3},
+                        {"t_s": 0.1, "node": "r3", "port": "", "link": "10.0.0.2",
+                         "key": "estimate_bps", "value": 2.5e7}])
+    stats = sink.close()
+    assert stats["points_written"] == 2 and stats["points_dropped"] == 0
+
+
 def test_unreachable_influx_never_stalls_and_counts_what_was_lost() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
