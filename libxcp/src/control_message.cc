@@ -2,19 +2,10 @@
 
 #include <algorithm>
 
+#include "xcp/byte_order.hh"
+
 namespace xcp {
 namespace {
-
-uint32_t load32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
-
-void store32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 24);
-  p[1] = static_cast<uint8_t>(v >> 16);
-  p[2] = static_cast<uint8_t>(v >> 8);
-  p[3] = static_cast<uint8_t>(v);
-}
 
 bool known_type(uint8_t t) { return t >= 1 && t <= 3; }
 
@@ -40,10 +31,10 @@ std::optional<ControlMessage> parse_control(std::span<const uint8_t> bytes) {
   if (!known_type(b[0]) || b[1] != kControlBodyVersion) return std::nullopt;
   ControlMessage m;
   m.type = static_cast<ControlType>(b[0]);
-  m.session = load32(b + 4);
-  m.seq = load32(b + 8);
-  m.aux = load32(b + 12);
-  m.value = (uint64_t{load32(b + 16)} << 32) | load32(b + 20);
+  m.session = load_be32(b + 4);
+  m.seq = load_be32(b + 8);
+  m.aux = load_be32(b + 12);
+  m.value = (uint64_t{load_be32(b + 16)} << 32) | load_be32(b + 20);
   return m;
 }
 
@@ -57,11 +48,11 @@ size_t write_control(const ControlMessage& m, std::span<uint8_t> out) {
   uint8_t* b = out.data() + kHeaderBaseLen;
   b[0] = static_cast<uint8_t>(m.type);
   b[1] = kControlBodyVersion;
-  store32(b + 4, m.session);
-  store32(b + 8, m.seq);
-  store32(b + 12, m.aux);
-  store32(b + 16, static_cast<uint32_t>(m.value >> 32));
-  store32(b + 20, static_cast<uint32_t>(m.value));
+  store_be32(b + 4, m.session);
+  store_be32(b + 8, m.seq);
+  store_be32(b + 12, m.aux);
+  store_be32(b + 16, static_cast<uint32_t>(m.value >> 32));
+  store_be32(b + 20, static_cast<uint32_t>(m.value));
   return out.size();
 }
 

@@ -3,19 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#include "xcp/byte_order.hh"
+
 namespace xcp {
 namespace {
-
-uint32_t load32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
-
-void store32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 24);
-  p[1] = static_cast<uint8_t>(v >> 16);
-  p[2] = static_cast<uint8_t>(v >> 8);
-  p[3] = static_cast<uint8_t>(v);
-}
 
 bool known_format(uint8_t f) { return f >= 1 && f <= 3; }
 
@@ -50,18 +41,18 @@ ParseResult parse_header(std::span<const uint8_t> b) {
   if (!known_format(format) || (h.flags & ~flags::kAllKnown) != 0) return r;
   h.format = static_cast<Format>(format);
   if (hdr_len != h.length() || b.size() < hdr_len) return r;
-  h.cwnd_bytes = load32(&b[4]);
-  h.rtt_us = load32(&b[8]);
-  h.feedback_bytes = static_cast<int32_t>(load32(&b[12]));
-  h.reverse_feedback_bytes = static_cast<int32_t>(load32(&b[16]));
+  h.cwnd_bytes = load_be32(&b[4]);
+  h.rtt_us = load_be32(&b[8]);
+  h.feedback_bytes = static_cast<int32_t>(load_be32(&b[12]));
+  h.reverse_feedback_bytes = static_cast<int32_t>(load_be32(&b[16]));
   if (h.has_xcpi()) {
     h.xcp_ttl = b[20];
-    h.last_xcp_router = load32(&b[24]);
+    h.last_xcp_router = load_be32(&b[24]);
   }
   if (h.has_ixcp()) {
     const size_t o = ixcp_offset(h.flags);
-    h.bottleneck_id = load32(&b[o]);
-    h.next_bottleneck_id = load32(&b[o + 4]);
+    h.bottleneck_id = load_be32(&b[o]);
+    h.next_bottleneck_id = load_be32(&b[o + 4]);
   }
   r.status = ParseStatus::kOk;
   return r;
@@ -75,34 +66,34 @@ size_t write_header(const XcpHeader& h, std::span<uint8_t> out) {
   p[1] = static_cast<uint8_t>(len);
   p[2] = static_cast<uint8_t>((kXcpVersion << 4) | (static_cast<uint8_t>(h.format) & 0x0f));
   p[3] = h.flags & flags::kAllKnown;
-  store32(p + 4, h.cwnd_bytes);
-  store32(p + 8, h.rtt_us);
-  store32(p + 12, static_cast<uint32_t>(h.feedback_bytes));
-  store32(p + 16, static_cast<uint32_t>(h.reverse_feedback_bytes));
+  store_be32(p + 4, h.cwnd_bytes);
+  store_be32(p + 8, h.rtt_us);
+  store_be32(p + 12, static_cast<uint32_t>(h.feedback_bytes));
+  store_be32(p + 16, static_cast<uint32_t>(h.reverse_feedback_bytes));
   if (h.has_xcpi()) {
     p[20] = h.xcp_ttl;
     p[21] = p[22] = p[23] = 0;
-    store32(p + 24, h.last_xcp_router);
+    store_be32(p + 24, h.last_xcp_router);
   }
   if (h.has_ixcp()) {
     const size_t o = ixcp_offset(h.flags);
-    store32(p + o, h.bottleneck_id);
-    store32(p + o + 4, h.next_bottleneck_id);
+    store_be32(p + o, h.bottleneck_id);
+    store_be32(p + o + 4, h.next_bottleneck_id);
   }
   return len;
 }
 
 void store_feedback(std::span<uint8_t> shim, int32_t feedback_bytes) {
-  store32(&shim[12], static_cast<uint32_t>(feedback_bytes));
+  store_be32(&shim[12], static_cast<uint32_t>(feedback_bytes));
 }
 
 void store_xcpi_block(std::span<uint8_t> shim, uint8_t xcp_ttl, uint32_t last_xcp_router) {
   shim[20] = xcp_ttl;
-  store32(&shim[24], last_xcp_router);
+  store_be32(&shim[24], last_xcp_router);
 }
 
 void store_next_bottleneck_id(std::span<uint8_t> shim, uint32_t id) {
-  store32(&shim[ixcp_offset(shim[3]) + 4], id);
+  store_be32(&shim[ixcp_offset(shim[3]) + 4], id);
 }
 
 int32_t round_feedback(double feedback_bytes, double uniform01) {

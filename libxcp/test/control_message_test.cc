@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hex.hh"
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,11 +12,7 @@
 namespace xcp {
 namespace {
 
-std::vector<uint8_t> from_hex(const std::string& hex) {
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
-  return out;
-}
+using xcp::testing::from_hex;
 
 nlohmann::json load_vectors() {
   std::ifstream in(std::string(XCP_TESTVECTORS) + "/xcp_control.json");
