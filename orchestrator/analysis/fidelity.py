@@ -230,12 +230,22 @@ def check_counters(ld: LinkData) -> list[str]:
             for name, row in back.iterrows() for col in cols if row[col] > 0]
 
 
+# A simulator runs its model exactly: it has no engine to fall behind, no sender to
+# starve of CPU and no timeline to play late. What a simulated run is still checked
+# for: its traces against its own links (rates, counters, drops, sampling gaps).
+SIMULATED_NOT_JUDGED = ("engine timing and CPU headroom (no engine)",
+                        "flow tools' CPU (no processes)",
+                        "timeline lateness (events run at their simulated instants)")
+
+
 def check_engine_evidence(engine_df: pd.DataFrame, *, completed: bool,
-                          has_routers: bool | None, router_mode: str | None) -> list[str]:
-    """A completed run with engines must have sampled them: without engine.csv rows,
-    lateness, CPU headroom and the engines' own drop counters are unknown, and an
-    unknown is not a clean bill."""
-    if not completed or has_routers is False or router_mode == "kernel" or len(engine_df):
+                          has_routers: bool | None, router_mode: str | None,
+                          backend_kind: str | None = None) -> list[str]:
+    """A completed emulated run with engines must have sampled them: without engine.csv
+    rows, lateness, CPU headroom and the engines' own drop counters are unknown, and an
+    unknown is not a clean bill. A simulated run has no engine to sample."""
+    if (not completed or has_routers is False or router_mode == "kernel" or len(engine_df)
+            or backend_kind == "simulated"):
         return []
     return [("metrics/engine.csv: no engine samples (absent, empty or header only): "
             "the engines' timing, CPU headroom and socket drops cannot be judged")]

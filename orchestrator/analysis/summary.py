@@ -16,6 +16,7 @@ from orchestrator.analysis import verdicts
 from orchestrator.analysis.engine_timing import check_engines, engine_stats
 from orchestrator.analysis.expectations import Evaluator, evaluate
 from orchestrator.analysis.fidelity import (
+    SIMULATED_NOT_JUDGED,
     Thresholds,
     check_counters,
     check_drops,
@@ -86,15 +87,19 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
                      if what.split(":")[0] in ("flow.csv",) or
                      (what.split(":")[0] == "link.csv" and ctx.has_routers() is not False)]
     router_mode = ((extra or {}).get("backend_options") or {}).get("router_mode")
+    kind = (extra or {}).get("backend_kind") or "emulated"
+    simulated = kind == "simulated"
     problems += check_router_mode(router_mode, ctx.has_routers())
     problems += check_engine_evidence(m.engine, completed=status == "completed",
-                                      has_routers=ctx.has_routers(), router_mode=router_mode)
+                                      has_routers=ctx.has_routers(), router_mode=router_mode,
+                                      backend_kind=kind)
     problems += check_link_rates(ld, th)
     problems += check_counters(ld)
     problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)
     engines = engine_stats(m.engine)
     problems += check_engines(m.engine, th.timing, engines)
-    problems += check_hosts(m.procs, th.hosts, expected=status == "completed" and bool(flows))
+    problems += check_hosts(m.procs, th.hosts,
+                            expected=status == "completed" and bool(flows) and not simulated)
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine,
@@ -118,8 +123,9 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         # Fidelity gates the verdicts: numbers of an unfaithful emulation judge nothing.
         "expectations": (verdicts.unjudge(evaluate(ev, ctx.expectations())) if problems
                          else evaluate(ev, ctx.expectations())),
-        "fidelity": {"ok": not problems, "problems": problems,
-                     "engines": engines, "hosts": host_stats(m.procs)},
+        "fidelity": {"ok": not problems, "kind": kind, "problems": problems,
+                     "engines": engines, "hosts": host_stats(m.procs),
+                     **({"not_judged": list(SIMULATED_NOT_JUDGED)} if simulated else {})},
         "timings": _timings(timings),
         # extras
         "seed": ctx.seed(),

@@ -18,10 +18,18 @@ from orchestrator.plan.model import Plan
 
 class Backend(ABC):
     name: ClassVar[str]
+    # "emulated" (real packets through emulated links) or "simulated" (a simulator's
+    # model): the analysis judges an emulation's fidelity, not a simulator's.
+    kind: ClassVar[str] = "emulated"
 
     def __init__(self, run_dir: Path, options: dict[str, Any] | None = None):
         self.run_dir = run_dir
         self.options = dict(options or {})
+
+    @classmethod
+    def unsupported(cls, plan: Plan) -> list[str]:
+        """What of `plan` this backend cannot realise, one sentence per feature (pure)."""
+        return []
 
     @abstractmethod
     def prepare(self, plan: Plan) -> None:

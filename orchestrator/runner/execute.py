@@ -160,8 +160,8 @@ def _run_in_dir(plan: Any, be: Backend, run_dir: Path, influx_url: str | None,
     sinks = Sinks(CsvSink(run_dir / "metrics"), influx)
     timings: dict[str, float] = {"deploy_s": 0.0, "run_s": 0.0, "teardown_s": 0.0}
     # Recorded so `xcplab reproduce` replays exactly what this run was given.
-    extra: dict[str, Any] = {"backend": backend, "backend_options": backend_options,
-                             "overrides": overrides}
+    extra: dict[str, Any] = {"backend": backend, "backend_kind": be.kind,
+                             "backend_options": backend_options, "overrides": overrides}
     status = "failed"
     try:
         with cancel_on_signals(cancel):

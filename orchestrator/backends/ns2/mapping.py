@@ -1,0 +1,238 @@
+"""How a plan maps onto ns-2.35 objects, and what of a plan ns-2.35 cannot express.
+
+Pure: `refusals(plan)` names every feature ns-2.35 lacks (the run is refused, never
+approximated); `flow_agents(plan)` and `queue_limit_packets(...)` give the exact
+ns-2 objects and numbers the script uses, so `mapping.json` records them.
+
+Packets: every data packet is WIRE_BYTES on the wire (the emulator's 1500-byte
+MTU). ns-2's one-way TCP adds its header to `packetSize_` (the payload): 40 bytes
+of TCP/IP, plus 10 of timestamp option when the agent uses timestamps (ns-2.35
+turns them on for its XCP agent, ns-default.tcl).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.plan.model import Direction, Flow, Plan
+
+NS_VERSION_EXPECTED = "2.35"
+WIRE_BYTES = 1500  # one data packet on the wire (IPv4 total length), as the emulator's MTU
+TCPIP_HEADER_BYTES = 40  # ns-2 Agent/TCP tcpip_base_hdr_size_
+TIMESTAMP_OPTION_BYTES = 10  # ns-2 Agent/TCP ts_option_size_, counted when timestamps_ is on
+# The receiver window of ns-2's one-way TCP (Agent/TCP window_, packets; ns-2's
+# default of 20 would cap every flow): large enough never to bind, as the
+# emulated hosts' autotuned buffers.
+RECEIVER_WINDOW_PACKETS = 100_000
+
+# ns-2.35 queue/xcpq.cc constants (not settable from Tcl) and the engine's params of
+# the same meaning (router-image/QUEUES.md). A plan asking other values is refused.
+NS2_XCP_CONSTANTS: dict[str, float] = {
+    "alpha": 0.4,  # XCPQueue::ALPHA_
+    "beta": 0.226,  # XCPQueue::BETA_
+    "gamma": 0.1,  # XCPQueue::GAMMA_
+    "min_interval_s": 0.001,  # XCPQueue::XCP_MIN_INTERVAL, floor of the control interval
+    "max_interval_s": 1.0,  # XCPQueue::XCP_MAX_INTERVAL, cap of the RTT a packet reports
+    "rtt_cap_s": 1.0,  # the same XCP_MAX_INTERVAL caps the per-packet RTT
+    "fallback_interval_s": 0.05,  # INITIAL_Te_VALUE, the interval before any RTT is known
+    "min_queue_window_s": 0.002,  # Tq = max(0.002, ...) in Tq_timeout
+}
+
+# RED: engine param -> (ns-2 Queue/RED variable, engine default). max_p maps to
+# linterm_ = 1/max_p.
+RED_PARAMS: dict[str, tuple[str, Any]] = {
+    "min_th": ("thresh_", 5),
+    "max_th": ("maxthresh_", 15),
+    "max_p": ("linterm_", 0.1),
+    "w_q": ("q_weight_", 0.002),
+    "gentle": ("gentle_", True),
+    "thresh_unit": ("queue_in_bytes_", "packets"),
+    "mean_packet_bytes": ("mean_pktsize_", 1000),
+}
+
+NS2_QUEUE = {"droptail": "DropTail", "red": "RED", "xcp": "XCP"}
+
+
+@dataclass(frozen=True)
+class AgentMap:
+    """The ns-2 sender and receiver standing in for one flow, and why."""
+
+    agent: str  # e.g. Agent/TCP/Reno/XCP
+    sink: str  # e.g. Agent/TCPSink/XCPSink
+    payload_bytes: int  # packetSize_
+    window_option: int | None  # 8 = HighSpeed TCP (RFC 3649)
+    substitutions: tuple[str, ...]  # what the flow asked that the agent does differently
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "sink": self.sink, "packetSize_": self.payload_bytes,
+                "wire_bytes": WIRE_BYTES, "windowOption_": self.window_option,
+                "substitutions": list(self.substitutions)}
+
+
+_TCP_AGENT = {"sack": "Agent/TCP/Sack1", "newreno": "Agent/TCP/Newreno", "reno": "Agent/TCP/Reno"}
+
+
+def agent_for(flow: Flow) -> AgentMap:
+    """The nearest ns-2.35 agent pair; assumes `refusals` found nothing for this flow."""
+    subs: list[str] = []
+    if flow.proto == "xcp":
+        # ns-2.35's one-way XCP sender is built on Reno (xcp/xcp-end-sys.cc) and its
+        # sink on TCPSink, which acknowledges every segment.
+        if flow.recovery != "reno":
+            subs.append(f"recovery {flow.recovery} -> reno: ns-2.35's XCP sender "
+                        "(Agent/TCP/Reno/XCP) has Reno recovery only")
+        if flow.delayed_ack:
+            subs.append("delayed ACKs -> an ACK per segment: ns-2.35's XCP sink "
+                        "(Agent/TCPSink/XCPSink) has no delayed-ACK variant")
+        payload = WIRE_BYTES - TCPIP_HEADER_BYTES - TIMESTAMP_OPTION_BYTES
+        return AgentMap("Agent/TCP/Reno/XCP", "Agent/TCPSink/XCPSink", payload, None,
+                        tuple(subs))
+    agent = _TCP_AGENT[flow.recovery]
+    sack = flow.recovery == "sack"
+    sink = "Agent/TCPSink/Sack1" if sack else "Agent/TCPSink"
+    delayed = flow.delayed_ack or flow.proto == "tcp"  # kernel flows keep delayed ACKs
+    if delayed:
+        sink += "/DelAck"
+    window_option = 8 if flow.proto == "hstcp" else None
+    if flow.proto == "tcp":
+        subs.append(f"kernel TCP (cc {flow.cc or 'reno'}, recovery {flow.recovery}) -> "
+                    f"{agent}: ns-2's one-way TCP of the same congestion control and "
+                    "recovery (no Linux pacing, initial window 2, 10 ms timer tick)")
+    return AgentMap(agent, sink, WIRE_BYTES - TCPIP_HEADER_BYTES, window_option, tuple(subs))
+
+
+def queue_limit_packets(d: Direction) -> int:
+    """ns-2 counts its buffer in packets: the plan's packet bound, or as many full
+    WIRE_BYTES packets as its byte bound holds (the smaller when both are set)."""
+    limits = []
+    if d.queue.limit_packets > 0:
+        limits.append(d.queue.limit_packets)
+    if d.queue.limit_bytes > 0:
+        limits.append(max(1, d.queue.limit_bytes // WIRE_BYTES))
+    return min(limits)
+
+
+def red_settings(d: Direction) -> dict[str, Any]:
+    """Queue/RED variables for a red direction (engine defaults where the plan gives none)."""
+    out: dict[str, Any] = {}
+    for param, (var, default) in RED_PARAMS.items():
+        v = d.queue.params.get(param, default)
+        if param == "max_p":
+            v = 1.0 / float(v)
+        elif param == "gentle":
+            v = "true" if v else "false"
+        elif param == "thresh_unit":
+            v = "true" if v == "bytes" else "false"
+        out[var] = v
+    return out
+
+
+def ns2_seed(seed: int) -> int:
+    """ns-2's RNG takes seeds 1..2^31-2 (0 means "from the clock": never reproducible)."""
+    return 1 + seed % (2**31 - 2)
+
+
+# --- what ns-2.35 cannot express ----------------------------------------------------
+
+def _direction_refusals(name: str, d: Direction) -> list[str]:
+    out = []
+    kind = d.queue.kind
+    if kind not in NS2_QUEUE:
+        what = {"xcpi": "XCP-i (queue kind xcpi)"}.get(kind, f"queue kind {kind}")
+        out.append(f"link {name}: {what}: ns-2.35 has no such queue "
+                   f"(it has {', '.join(NS2_QUEUE)})")
+    elif kind == "xcp":
+        for param, value in sorted(d.queue.params.items()):
+            if param == "capacity_bps":
+                continue  # set-link-capacity takes it
+            ns_value = NS2_XCP_CONSTANTS.get(param)
+            if ns_value is None or not math.isclose(float(value), ns_value, rel_tol=1e-9):
+                fixed = "no such parameter" if ns_value is None else f"fixed at {ns_value:g}"
+                out.append(f"link {name}: XCP parameter {param}={value}: ns-2.35's XCP "
+                           f"queue has it compiled in ({fixed})")
+    elif kind == "red":
+        unknown = sorted(set(d.queue.params) - set(RED_PARAMS))
+        if unknown:
+            out.append(f"link {name}: RED parameters {', '.join(unknown)}: not mapped to ns-2")
+    if d.loss.model == "gilbert_elliott":
+        out.append(f"link {name}: Gilbert-Elliott loss: not mapped to ns-2 (its two-state "
+                   "error model is time-driven, the engine's is per packet)")
+    if not d.up:
+        out.append(f"link {name}: a link down at start: not mapped to ns-2")
+    return out
+
+
+def _flow_refusals(f: Flow) -> list[str]:
+    out = []
+    if f.proto == "udp":
+        out.append(f"flow {f.id}: UDP flows: not mapped to ns-2 yet")
+    if f.proto == "tcp" and (f.cc or "cubic") != "reno":
+        out.append(f"flow {f.id}: kernel TCP congestion control {f.cc or 'cubic'}: "
+                   "ns-2.35's one-way agents have no CUBIC or BBR")
+    if f.rate_bps is not None and f.proto != "udp":
+        out.append(f"flow {f.id}: a sender rate cap (rate): ns-2.35's TCP and XCP "
+                   "agents have none")
+    return out
+
+
+def _neighbours(plan: Plan) -> dict[str, list[str]]:
+    adj: dict[str, list[str]] = {n.name: [] for n in plan.nodes}
+    for link in plan.links:
+        adj[link.a.node].append(link.b.node)
+        adj[link.b.node].append(link.a.node)
+    return adj
+
+
+def _shortest_paths(adj: dict[str, list[str]], src: str) -> tuple[dict[str, int], dict[str, int]]:
+    """BFS hop distance and number of distinct fewest-hop paths from src."""
+    dist, count = {src: 0}, {src: 1}
+    q = deque([src])
+    while q:
+        u = q.popleft()
+        for v in adj[u]:
+            if v not in dist:
+                dist[v], count[v] = dist[u] + 1, count[u]
+                q.append(v)
+            elif dist[v] == dist[u] + 1:
+                count[v] += count[u]
+    return dist, count
+
+
+def _route_refusals(plan: Plan) -> list[str]:
+    """ns-2's static routing takes the fewest-hop path; a plan routed otherwise, or with a
+    tie ns-2 would break its own way, is not the same network."""
+    out = []
+    pairs: dict[frozenset[str], str] = {}
+    for link in plan.links:
+        key = frozenset((link.a.node, link.b.node))
+        if key in pairs:
+            out.append(f"links {pairs[key]} and {link.id}: parallel links between two nodes: "
+                       "ns-2 keeps one link per node pair")
+        pairs[key] = link.id
+    adj = _neighbours(plan)
+    for f in plan.flows:
+        dist, count = _shortest_paths(adj, f.src)
+        hops = len(f.path) - 1
+        if dist.get(f.dst) != hops or count.get(f.dst) != 1:
+            out.append(f"flow {f.id}: its route {' '.join(f.path)} is not the only "
+                       "fewest-hop path, which ns-2's static routing would take")
+    return out
+
+
+def refusals(plan: Plan) -> list[str]:
+    """Every feature of `plan` ns-2.35 lacks, one sentence each naming it; empty = runnable."""
+    out: list[str] = []
+    for link in plan.links:
+        for d in (link.a_to_b, link.b_to_a):
+            out += _direction_refusals(f"{d.src}->{d.dst}", d)
+    for f in plan.flows:
+        out += _flow_refusals(f)
+    for e in plan.timeline:
+        if e.action in ("set_link", "link_down", "link_up"):
+            out.append(f"timeline: {e.action} of {e.target} at {e.t_s:g} s: link changes "
+                       "are not mapped to ns-2 yet")
+    out += _route_refusals(plan)
+    return out
