@@ -6,7 +6,7 @@ direction keeps its own capacity, delay, queue and loss), one agent pair per flo
 stream, and samples every `metrics_interval_s`:
 
     L t dir barrivals parrivals bdepartures pdepartures pdrops qbytes qpkts lossdrops
-    F t flow stream ack cwnd t_srtt nrexmitpack nrexmit
+    F t flow stream ack cwnd t_srtt nrexmitpack nrexmit tcpTick
 
 Queue monitors count at the queue's input, output and drop points; losses are
 applied after the link's delay line (ns-2 `link-lossmodel`), as the engine applies
