@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "fairness/fairness_stage.hh"
 #include "qdisc/param_reader.hh"
 
 namespace xcprouter {
@@ -22,7 +23,8 @@ XcpQdisc::XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed, std::strin
       kind_(kind),
       link_spare_(nullptr),
       controller_(params, make_link_spare(link_spare_), seed),
-      pq_(params.min_queue_window) {}
+      pq_(params.min_queue_window),
+      seed_(seed) {}
 
 void XcpQdisc::set_capacity(xcp::Rate c) {
   Qdisc::set_capacity(c);
@@ -114,6 +116,7 @@ void XcpQdisc::configure(const nlohmann::json& params) {
   k.rtt_cap = secs("rtt_cap_s", k.rtt_cap);
   k.min_queue_window = secs("min_queue_window_s", k.min_queue_window);
   const auto cap = r.number("capacity_bps", 0.0, 1e12);
+  const FairnessParams fair = parse_fairness_params(r, fairness_params_);
   r.finish();
   if (k.min_interval > k.max_interval) {
     throw std::invalid_argument("queue.params.min_interval_s: must not exceed max_interval_s (" +
@@ -127,6 +130,25 @@ void XcpQdisc::configure(const nlohmann::json& params) {
     capacity_override_ = *cap / 8.0;
     link_spare_->set_capacity(capacity_override_ > 0 ? capacity_override_ : capacity().bytes_per_s());
   }
+  apply_fairness(fair);
+}
+
+void XcpQdisc::apply_fairness(const FairnessParams& k) {
+  fairness_params_ = k;
+  if (!k.enabled) {
+    if (fairness_) {
+      std::erase_if(stages_, [&](const auto& s) { return s.get() == fairness_; });
+      fairness_ = nullptr;
+    }
+    return;
+  }
+  if (fairness_) {
+    fairness_->set_params(k);
+    return;
+  }
+  auto stage = std::make_unique<FairnessStage>(k, *link_spare_, seed_);
+  fairness_ = stage.get();
+  stages_.push_back(std::move(stage));
 }
 
 }  // namespace xcprouter

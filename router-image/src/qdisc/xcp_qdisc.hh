@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "fairness/fairness_params.hh"
 #include "qdisc/qdisc.hh"
 #include "xcp/persistent_queue.hh"
 #include "xcp/spare_bandwidth.hh"
@@ -19,6 +20,8 @@
 #include "xcp/xcp_stage.hh"
 
 namespace xcprouter {
+
+class FairnessStage;
 
 class XcpQdisc final : public Qdisc {
  public:
@@ -40,6 +43,8 @@ class XcpQdisc final : public Qdisc {
   XcpController& controller() { return controller_; }
   const XcpController& controller() const { return controller_; }
   void add_stage(std::unique_ptr<XcpStage> stage) { stages_.push_back(std::move(stage)); }
+  // The XCP–TCP fairness dropper (params tcp_fairness, fairness_*), or null.
+  const FairnessStage* fairness() const { return fairness_; }
 
  protected:
   bool do_enqueue(PacketPtr& p, xcp::Timestamp now, DropCause& cause) override;
@@ -47,12 +52,16 @@ class XcpQdisc final : public Qdisc {
 
  private:
   void start_timers(xcp::Timestamp now);
+  void apply_fairness(const FairnessParams& k);
 
   std::string_view kind_;
   LinkSpareBandwidth* link_spare_;  // owned by controller_
   XcpController controller_;
   PersistentQueue pq_;
   std::vector<std::unique_ptr<XcpStage>> stages_;
+  uint64_t seed_;
+  FairnessParams fairness_params_;
+  FairnessStage* fairness_ = nullptr;  // owned by stages_ while enabled
   double capacity_override_ = 0;  // bytes/s, 0 = follow set_capacity()
   bool started_ = false;
   xcp::Timestamp last_timeout_{};
