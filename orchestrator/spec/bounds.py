@@ -119,11 +119,20 @@ ENGINE_PARAMS: dict[str, dict[str, tuple[float, float] | tuple[object, ...]]] = 
             "min_interval_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
             "max_interval_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
             "rtt_cap_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
-            "min_queue_window_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi)},
+            "min_queue_window_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
+            # XCP-TCP fairness dropper (seed 004); engine ranges in QUEUES.md. The zombie
+            # tables are 2 x entries x 16 B per port: 100 000 entries is 3.2 MB.
+            "tcp_fairness": (True, False), "fairness_zombie_entries": (1, 100_000),
+            "fairness_delta": (1e-9, 1), "fairness_replacement": (0, 1),
+            "fairness_inspect": (1e-6, 1), "fairness_p_drop_start": (1e-9, 1),
+            "fairness_d_drop": (0.5, 1), "fairness_i_drop": (1, 2),
+            "fairness_threshold": (0, 2), "fairness_update": ("tcp_packet", "interval")},
 }
 # An XCP-i router's ports run the XCP port law (router-image/QUEUES.md "xcpi").
 ENGINE_PARAMS["xcpi"] = ENGINE_PARAMS["xcp"]
 # Which of them are ranges (numbers) rather than a set of allowed values.
 NUMERIC = {"min_th", "max_th", "max_p", "w_q", "mean_packet_bytes", "capacity_bps", "alpha",
            "beta", "gamma", "fallback_interval_s", "min_interval_s", "max_interval_s",
-           "rtt_cap_s", "min_queue_window_s"}
+           "rtt_cap_s", "min_queue_window_s", "fairness_zombie_entries", "fairness_delta",
+           "fairness_replacement", "fairness_inspect", "fairness_p_drop_start",
+           "fairness_d_drop", "fairness_i_drop", "fairness_threshold"}

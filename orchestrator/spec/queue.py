@@ -7,7 +7,8 @@ left to the engine's defaults. `params:` passes raw engine params through
 (merged last) for knobs this schema does not know yet.
 
 XCP-i, iXCP and the XCP-TCP fairness dropper slot in by adding their kind to
-`QueueKind` and their fields to `KIND_FIELDS`.
+`QueueKind` and their fields to `KIND_FIELDS`; the fairness dropper is an option of the
+XCP-family kinds: `queue: {kind: xcp, tcp_fairness: true}` (FAIRNESS_FIELDS).
 """
 
 from __future__ import annotations
@@ -56,6 +57,53 @@ XCPI_FIELDS: dict[str, str] = {
 XCPI_ORACLE_FIELDS: dict[str, str] = {"estimate_error": "error", "estimate_period": "period_s"}
 # Chirp probing options (router-image/XCPI_ESTIMATOR.md): the engine's `chirp` object.
 XCPI_CHIRP_FIELDS: dict[str, str] = {"probe_overhead": "overhead", "probe_size": "packet_bytes"}
+# XCP-TCP fairness dropper (PROTOCOL.md §6, seed 004) on XCP-family queues: the
+# `tcp_fairness:` object's fields -> the engine's flat queue params (QUEUES.md "xcp").
+FAIRNESS_KINDS = ("xcp", "xcpi")
+FAIRNESS_FIELDS: dict[str, str] = {
+    "zombie_entries": "fairness_zombie_entries", "delta": "fairness_delta",
+    "replacement": "fairness_replacement", "inspect": "fairness_inspect",
+    "p_drop_start": "fairness_p_drop_start", "d_drop": "fairness_d_drop",
+    "i_drop": "fairness_i_drop", "threshold": "fairness_threshold",
+    "update": "fairness_update"}
+
+
+class TcpFairnessSpec(BaseModel):
+    """`tcp_fairness: true` or `tcp_fairness: {inspect: 0.5, ...}`: seed 004's dropper.
+
+    Left-out fields take the engine's defaults, which are the paper's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    zombie_entries: int | None = Field(default=None, ge=1, le=100_000)
+    delta: float | None = Field(default=None, gt=0, le=1)
+    replacement: float | None = Field(default=None, ge=0, le=1)
+    inspect: float | None = Field(default=None, gt=0, le=1)
+    p_drop_start: float | None = Field(default=None, gt=0, le=1)
+    d_drop: float | None = Field(default=None, ge=0.5, le=1)
+    i_drop: float | None = Field(default=None, ge=1, le=2)
+    threshold: float | None = Field(default=None, ge=0, le=2)
+    update: Literal["tcp_packet", "interval"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, v: Any) -> Any:
+        return {"enabled": v} if isinstance(v, bool) else v
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        full = handler.resolve_ref_schema(handler(core))
+        return {"anyOf": [{"type": "boolean", "description": "on (true) with the paper's "
+                           "defaults, or off"}, full]}
+
+    def engine_params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tcp_fairness": self.enabled}
+        for name, key in FAIRNESS_FIELDS.items():
+            if getattr(self, name) is not None:
+                out[key] = getattr(self, name)
+        return out
 
 
 class QueueSpec(BaseModel):
@@ -97,6 +145,8 @@ class QueueSpec(BaseModel):
     probe_overhead: float | None = Field(default=None, ge=0.001, le=0.5)
     cloud_queue: bool | None = None
     probe_size: int | None = Field(default=None, ge=100, le=1500)
+    # xcp, xcpi: XCP-TCP fairness dropper (FAIRNESS_FIELDS)
+    tcp_fairness: TcpFairnessSpec | None = None
     # raw engine params, merged last
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -115,6 +165,10 @@ class QueueSpec(BaseModel):
         every = [*(n for fields in KIND_FIELDS.values() for n in fields), *XCPI_FIELDS,
                  *XCPI_ORACLE_FIELDS, *XCPI_CHIRP_FIELDS]
         foreign = [name for name in every if name not in mine and getattr(self, name) is not None]
+        if self.tcp_fairness is not None and self.kind not in FAIRNESS_KINDS:
+            foreign.append("tcp_fairness")
+        elif self.kind in FAIRNESS_KINDS:
+            mine["tcp_fairness"] = "tcp_fairness"
         if foreign:
             valid = ", ".join(mine) or "none besides params"
             raise ValueError(f"not parameters of queue kind {self.kind}: "
@@ -155,6 +209,8 @@ class QueueSpec(BaseModel):
             if name == "capacity":
                 value = max(1, round(value * scale))
             out[engine_name] = value
+        if self.tcp_fairness is not None:
+            out.update(self.tcp_fairness.engine_params())
         out.update(self.params)
         return out
 
