@@ -29,9 +29,10 @@ class LinkSpareBandwidth final : public SpareBandwidth {
 // Two ways an XCP-i estimate becomes S:
 //  - set_estimate(BW): S = BW_U, the paper's eq. (1), right when BW_U is
 //    fresh at every control interval (the oracle, as seed 000's ns-2 model);
-//  - set_capacity_for_upstream(C_U): S = C_U − y, where C_U = A + ȳ is the
-//    cloud's capacity left by cross traffic (a measured available bandwidth A
-//    plus U's own rate ȳ while it was measured) and y V's input this interval.
+//  - set_capacity_for_upstream(C_U): S = C_U − y, where C_U is the cloud's
+//    capacity left by cross traffic (per chirp: the measured available
+//    bandwidth A plus U's own rate while that chirp crossed, averaged over
+//    the estimator's window) and y V's input this interval.
 //    A probing estimator reports every few hundred ms; using its A as S for
 //    every interval in between hands the same spare bandwidth out again and
 //    again (the flow overshoots until the next estimate). Tracking U's own

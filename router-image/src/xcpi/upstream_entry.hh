@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <memory>
 
@@ -46,11 +47,16 @@ struct UpstreamEntry {
     truth_bps = truth;
     source = from;
     estimate_at = now;
-    if (from == EstimateSource::kChirp) {
-      spare->set_capacity_for_upstream(bps / 8.0 + y_avg);
-    } else {
-      spare->set_estimate(bps / 8.0);
-    }
+    spare->set_estimate(bps / 8.0);
+    ++counters.estimates;
+  }
+  // A probing estimate: `bps` (the smoothed A, reported) and the capacity
+  // left for U's traffic that V uses (spare_bandwidth.hh).
+  void set_probed_estimate(double bps, double capacity_for_u_bytes, xcp::Timestamp now) {
+    estimate_bps = bps;
+    source = EstimateSource::kChirp;
+    estimate_at = now;
+    spare->set_capacity_for_upstream(capacity_for_u_bytes);
     ++counters.estimates;
   }
 
@@ -60,7 +66,13 @@ struct UpstreamEntry {
   XcpController v;
   // Bound whenever the plan gave a path: the truth beside any estimator.
   std::unique_ptr<OracleSource> oracle;
-  std::unique_ptr<ChirpEstimator> chirp;  // estimator kChirp only
+  // Estimator kChirp only: the analyzer closes chirps; the estimator smooths
+  // their A for the report; c_u_window holds, per usable chirp, A plus U's
+  // rate while that chirp crossed the cloud (the capacity left for U, measured
+  // at one instant, so A and y never come from different windows).
+  std::unique_ptr<ChirpAnalyzer> chirp_analyzer;
+  std::unique_ptr<ChirpEstimator> chirp;
+  std::deque<double> c_u_window;  // bytes/s, at most chirps_per_estimate
   xcp::Timestamp oracle_next{};
 
   EstimateSource source = EstimateSource::kNone;
@@ -84,9 +96,6 @@ struct UpstreamEntry {
   bool cur_chirp_valid = false;
   int64_t cur_chirp_min_owd_ns = std::numeric_limits<int64_t>::max();
   double cloud_queue_s = 0;
-  // U's rate through the cloud (bytes/s) averaged over the span a probing
-  // estimate covers: what A was measured against.
-  double y_avg = 0;
   bool v_started = false;
   xcp::Timestamp v_last_timeout{};
   xcp::Timestamp v_next_timeout = xcp::Timestamp::max();

@@ -59,7 +59,10 @@ UpstreamEntry* XcpiNode::find_or_create(uint32_t upstream, xcp::Timestamp now) {
   auto e = std::make_unique<UpstreamEntry>(upstream, config_, v_params_, session,
                                            splitmix64(seed_ + entries_created_));
   e->created = now;
-  if (config_.estimator == EstimatorKind::kChirp) e->chirp = std::make_unique<ChirpEstimator>(config_.chirp);
+  if (config_.estimator == EstimatorKind::kChirp) {
+    e->chirp_analyzer = std::make_unique<ChirpAnalyzer>(config_.chirp);
+    e->chirp = std::make_unique<ChirpEstimator>(config_.chirp);
+  }
   {
     auto links = oracle_links_.find(upstream);
     if (links != oracle_links_.end() && !links->second.empty()) {
@@ -244,10 +247,27 @@ void XcpiNode::on_probe(const xcp::ControlMessage& m, const Packet& p, xcp::Time
     e.cur_chirp_min_owd_ns = owd;
   }
   e.cur_chirp_min_owd_ns = std::min(e.cur_chirp_min_owd_ns, owd);
-  e.chirp->on_probe(ChirpProbe{m.seq, m.probe_index(), xcp::Duration::nanoseconds(sent_ns - base->first_ns),
-                               p.arrival, p.wire_bytes()});
-  if (auto r = e.chirp->estimate()) e.set_estimate(r->bits_per_s(), e.truth_bps, EstimateSource::kChirp, now);
-  if (auto d = e.chirp->next_deadline()) next_deadline_ = std::min(next_deadline_, *d);
+  on_chirps(e, e.chirp_analyzer->on_probe(ChirpProbe{m.seq, m.probe_index(),
+                                                      xcp::Duration::nanoseconds(sent_ns - base->first_ns),
+                                                      p.arrival, p.wire_bytes()}),
+            now);
+  if (auto d = e.chirp_analyzer->next_deadline()) next_deadline_ = std::min(next_deadline_, *d);
+}
+
+void XcpiNode::on_chirps(UpstreamEntry& e, const std::vector<ChirpResult>& done, xcp::Timestamp now) {
+  for (const ChirpResult& r : done) {
+    e.chirp->add(r);
+    if (!r.estimate) continue;
+    // U's rate through the cloud in V's latest interval: what this chirp's
+    // A was measured against.
+    e.c_u_window.push_back(r.estimate->bytes_per_s() + e.v.state().y);
+    while (e.c_u_window.size() > config_.chirp.chirps_per_estimate) e.c_u_window.pop_front();
+  }
+  const auto a = e.chirp->estimate();
+  if (!a || done.empty() || e.c_u_window.size() < config_.chirp.min_chirps) return;
+  double sum = 0;
+  for (double c : e.c_u_window) sum += c;
+  e.set_probed_estimate(a->bits_per_s(), sum / static_cast<double>(e.c_u_window.size()), now);
 }
 
 bool XcpiNode::inject_estimate(uint32_t upstream, double bw_bps, double truth_bps, xcp::Timestamp now) {
@@ -276,11 +296,6 @@ void XcpiNode::run_v_timeout(UpstreamEntry& e, xcp::Timestamp now) {
     q += e.cloud_queue_s * std::max(0.0, e.spare->capacity_for_upstream());
   }
   e.v.on_timeout(elapsed, q);
-  // EWMA over about half the chirp window: the mean age of the chirps a
-  // smoothed estimate is made of.
-  const double window = config_.chirp.chirp_period.seconds_f() * config_.chirp.chirps_per_estimate / 2.0;
-  const double w = window > 0 ? std::min(1.0, elapsed / window) : 1.0;
-  e.y_avg += w * (e.v.state().y - e.y_avg);
   e.v_last_timeout = now;
   e.v_next_timeout = now + xcp::Duration::seconds(e.v.state().d);
 }
@@ -289,11 +304,8 @@ void XcpiNode::advance(xcp::Timestamp now) {
   if (now < next_deadline_) return;
   run_chirp_jobs(now);
   for (auto& [u, e] : table_) {
-    if (e->chirp) {
-      if (auto d = e->chirp->next_deadline(); d && *d <= now) {
-        e->chirp->on_deadline(now);
-        if (auto r = e->chirp->estimate()) e->set_estimate(r->bits_per_s(), e->truth_bps, EstimateSource::kChirp, now);
-      }
+    if (e->chirp_analyzer) {
+      if (auto d = e->chirp_analyzer->next_deadline(); d && *d <= now) on_chirps(*e, e->chirp_analyzer->on_deadline(now), now);
     }
     if (e->session.next_deadline() <= now) {
       if (auto r = e->session.on_deadline(now)) send_request(*e, *r, now);
@@ -321,8 +333,8 @@ void XcpiNode::recompute_deadline() {
     if (j.chirps_left > 0 && j.next_index < j.offsets.size()) t = std::min(t, j.chirp_start + j.offsets[j.next_index]);
   }
   for (const auto& [u, e] : table_) {
-    if (e->chirp) {
-      if (auto d = e->chirp->next_deadline()) t = std::min(t, *d);
+    if (e->chirp_analyzer) {
+      if (auto d = e->chirp_analyzer->next_deadline()) t = std::min(t, *d);
     }
     t = std::min(t, e->session.next_deadline());
     if (e->v_started) t = std::min(t, e->v_next_timeout);

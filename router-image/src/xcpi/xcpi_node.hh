@@ -91,6 +91,8 @@ class XcpiNode {
   void start_chirp(ChirpJob& job, xcp::Timestamp start);
   void run_chirp_jobs(xcp::Timestamp now);
   void on_probe(const xcp::ControlMessage& m, const Packet& p, xcp::Timestamp now);
+  // Chirps the analyzer closed: each usable one adds A + y (now) to C_U's window.
+  void on_chirps(UpstreamEntry& e, const std::vector<ChirpResult>& done, xcp::Timestamp now);
 
   UpstreamEntry* find_or_create(uint32_t upstream, xcp::Timestamp now);
   void send_request(UpstreamEntry& e, const EstimationSession::Request& r, xcp::Timestamp now);
