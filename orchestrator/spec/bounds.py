@@ -126,7 +126,8 @@ ENGINE_PARAMS: dict[str, dict[str, tuple[float, float] | tuple[object, ...]]] = 
             "fairness_delta": (1e-9, 1), "fairness_replacement": (0, 1),
             "fairness_inspect": (1e-6, 1), "fairness_p_drop_start": (1e-9, 1),
             "fairness_d_drop": (0.5, 1), "fairness_i_drop": (1, 2),
-            "fairness_threshold": (0, 2), "fairness_update": ("tcp_packet", "interval")},
+            "fairness_threshold": (0, 2), "fairness_update": ("tcp_packet", "interval"),
+            "fairness_window_s": (0, 10)},
 }
 # An XCP-i router's ports run the XCP port law (router-image/QUEUES.md "xcpi").
 ENGINE_PARAMS["xcpi"] = ENGINE_PARAMS["xcp"]
@@ -135,4 +136,4 @@ NUMERIC = {"min_th", "max_th", "max_p", "w_q", "mean_packet_bytes", "capacity_bp
            "beta", "gamma", "fallback_interval_s", "min_interval_s", "max_interval_s",
            "rtt_cap_s", "min_queue_window_s", "fairness_zombie_entries", "fairness_delta",
            "fairness_replacement", "fairness_inspect", "fairness_p_drop_start",
-           "fairness_d_drop", "fairness_i_drop", "fairness_threshold"}
+           "fairness_d_drop", "fairness_i_drop", "fairness_threshold", "fairness_window_s"}

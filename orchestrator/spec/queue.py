@@ -65,7 +65,7 @@ FAIRNESS_FIELDS: dict[str, str] = {
     "replacement": "fairness_replacement", "inspect": "fairness_inspect",
     "p_drop_start": "fairness_p_drop_start", "d_drop": "fairness_d_drop",
     "i_drop": "fairness_i_drop", "threshold": "fairness_threshold",
-    "update": "fairness_update"}
+    "update": "fairness_update", "window": "fairness_window_s"}
 
 
 class TcpFairnessSpec(BaseModel):
@@ -85,6 +85,7 @@ class TcpFairnessSpec(BaseModel):
     i_drop: float | None = Field(default=None, ge=1, le=2)
     threshold: float | None = Field(default=None, ge=0, le=2)
     update: Literal["tcp_packet", "interval"] | None = None
+    window: Duration | None = Field(default=None, ge=0, le=10)
 
     @model_validator(mode="before")
     @classmethod

@@ -169,6 +169,26 @@ TEST(FairnessStage, ResetsBelowTheThresholdAndDropsNothing) {
   EXPECT_GE(q->fairness()->controller().counters().resets, 1u);
 }
 
+TEST(FairnessStage, AWindowOfIntervalsRidesOutAShortDip) {
+  // 40 ms at 90 % of C (two 20 ms intervals) between busy seconds: measured
+  // per interval it resets p_drop; over 200 ms windows the input stays > 97 %.
+  for (double window : {0.0, 0.2}) {
+    auto q = fair_queue({{"fairness_window_s", window}});
+    UniformRng pick(10);
+    double t = offer(*q, 0, 1.0, 0.36, pick);
+    const uint64_t resets = q->fairness()->controller().counters().resets;
+    t = offer(*q, t, 0.04, 0.36, pick, 0.9);
+    offer(*q, t, 1.0, 0.36, pick);
+    const uint64_t more = q->fairness()->controller().counters().resets - resets;
+    if (window == 0) {
+      EXPECT_GE(more, 1u);
+    } else {
+      EXPECT_EQ(more, 0u);
+      EXPECT_GT(q->fairness()->controller().p_drop(), 0.01);
+    }
+  }
+}
+
 TEST(FairnessStage, ReportUnderAFairKey) {
   auto q = fair_queue();
   UniformRng pick(9);

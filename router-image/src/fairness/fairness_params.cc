@@ -28,6 +28,7 @@ FairnessParams parse_fairness_params(ParamReader& r, FairnessParams k) {
   k.d_drop = r.number_or("fairness_d_drop", k.d_drop, 0.5, 1.0);
   k.i_drop = r.number_or("fairness_i_drop", k.i_drop, 1.0, 2.0);
   k.threshold = r.number_or("fairness_threshold", k.threshold, 0.0, 2.0);
+  k.window_s = r.number_or("fairness_window_s", k.window_s, 0.0, 10.0);
   if (auto v = r.choice("fairness_update", {"tcp_packet", "interval"})) {
     k.update = *v == "interval" ? FairnessUpdate::kInterval : FairnessUpdate::kTcpPacket;
   }

@@ -44,6 +44,13 @@ struct FairnessParams {
   // classes sent during the interval (seed 004 §4.4: 97 % of capacity).
   double threshold = 0.97;
   FairnessUpdate update = FairnessUpdate::kTcpPacket;
+  // The input and XCP rates that drive activation and p_drop are measured
+  // over whole control intervals lasting together at least this long (s);
+  // 0 = every control interval, the seed's reading. A scaled experiment
+  // (1/k of the packet rate) gets the seed's packets per measurement back
+  // with k intervals: at 100 Mb/s a 20 ms interval holds ~170 packets and its
+  // input rate dips under 97 % of C by burstiness alone, resetting p_drop.
+  double window_s = 0;
 
   double replacement_probability() const { return replacement.value_or(inspect < 1.0 ? 0.5 : 0.25); }
 };

@@ -72,13 +72,17 @@ bool FairnessStage::on_arrival(Packet& p, xcp::Timestamp) {
 
 void FairnessStage::on_timeout(const IntervalState& port, double elapsed_s) {
   const double t = elapsed_s > 0 ? elapsed_s : 0;
-  y_ = port.y;
-  xcp_rate_ = t > 0 ? xcp_bytes_ / t : 0;
-  tcp_rate_ = t > 0 ? tcp_bytes_ / t : 0;
-  drop_.on_interval({.input_rate = port.y, .capacity = capacity_.capacity(), .xcp_rate = xcp_rate_,
+  window_elapsed_ += t;
+  y_bytes_ += port.y * t;
+  if (window_elapsed_ < k_.window_s) return;  // the window goes on
+  const double w = window_elapsed_;
+  y_ = w > 0 ? y_bytes_ / w : port.y;
+  xcp_rate_ = w > 0 ? xcp_bytes_ / w : 0;
+  tcp_rate_ = w > 0 ? tcp_bytes_ / w : 0;
+  drop_.on_interval({.input_rate = y_, .capacity = capacity_.capacity(), .xcp_rate = xcp_rate_,
                      .saw_xcp = saw_xcp_, .saw_tcp = saw_tcp_},
                     bw_xcp());
-  xcp_bytes_ = tcp_bytes_ = 0;
+  window_elapsed_ = y_bytes_ = xcp_bytes_ = tcp_bytes_ = 0;
   saw_xcp_ = saw_tcp_ = false;
 }
 
@@ -108,6 +112,7 @@ void FairnessStage::report(nlohmann::json& out) const {
       {"resets", dc.resets},
       {"update", std::string(to_string(k_.update))},
       {"inspect", k_.inspect},
+      {"window_s", k_.window_s},
   };
 }
 

@@ -68,10 +68,10 @@ class FairnessStage final : public XcpStage {
   HitRate xcp_hits_, tcp_hits_;
   DropController drop_;
   bool tcp_seen_ = false;
-  // The running interval.
-  double xcp_bytes_ = 0, tcp_bytes_ = 0;
+  // The running measurement window (one or more control intervals).
+  double window_elapsed_ = 0, y_bytes_ = 0, xcp_bytes_ = 0, tcp_bytes_ = 0;
   bool saw_xcp_ = false, saw_tcp_ = false;
-  // The last completed interval (bytes/s), for the report.
+  // The last completed window (bytes/s), for the report.
   double y_ = 0, xcp_rate_ = 0, tcp_rate_ = 0;
   FairnessCounters counters_;
 };

@@ -49,11 +49,11 @@ def _bottleneck_params(queue: str, scale: float = 1) -> dict:
     ("{kind: xcp, tcp_fairness: {inspect: 0.5}}", {"tcp_fairness": True, "fairness_inspect": 0.5}),
     (("{kind: xcp, tcp_fairness: {update: interval, d_drop: 0.999, i_drop: 1.001, "
       "zombie_entries: 500, delta: 0.0005, replacement: 0.3, p_drop_start: 0.002, "
-      "threshold: 0.95}}"),
+      "threshold: 0.95, window: 200ms}}"),
      {"tcp_fairness": True, "fairness_update": "interval", "fairness_d_drop": 0.999,
       "fairness_i_drop": 1.001, "fairness_zombie_entries": 500, "fairness_delta": 0.0005,
       "fairness_replacement": 0.3, "fairness_p_drop_start": 0.002,
-      "fairness_threshold": 0.95}),
+      "fairness_threshold": 0.95, "fairness_window_s": 0.2}),
     ("xcp", {}),
 ])
 def test_engine_params(queue: str, params: dict) -> None:
@@ -76,6 +76,7 @@ def test_scale_leaves_the_dropper_alone() -> None:
     ("{kind: xcp, tcp_fairness: {zombie_entries: 1000000}}", "zombie_entries"),
     ("{kind: xcp, params: {fairness_inspect: 2}}", "fairness_inspect"),
     ("{kind: xcp, params: {fairness_update: never}}", "fairness_update"),
+    ("{kind: xcp, tcp_fairness: {window: 11s}}", "window"),
 ])
 def test_refused(queue: str, needle: str) -> None:
     with pytest.raises(SpecError) as e:
