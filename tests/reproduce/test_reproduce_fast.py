@@ -71,6 +71,11 @@ def test_fig2c_xcp_across_droptail_collapses_into_timeouts(tmp_path: Path) -> No
     need_tools()
     s = run_spec("xcpi/fig2c-xcp-legacy.yaml", tmp_path, ["duration=15s"], RUN_TIMEOUT_S)
     assert s["status"] == "completed"
-    _assert_ok(s, "XCP across a non-XCP bottleneck delivers <= 50 % of (b)")
+    # The spec's first check states the paper's 0.233 and is marked not reproduced
+    # (xcplab delivers ~0.31); what this test keeps asserting is the collapse: at most
+    # half of what a passing (b) delivers, 0.5 x 0.95 x 1424/1500 = 0.45 of capacity.
+    paper = expectation(s, "XCP across a non-XCP bottleneck delivers about 0.233 of capacity")
+    assert paper["status"] == "not_reproduced" and paper["value"] is not None, paper["check"]
+    assert paper["value"] <= 0.45, f"{paper['check']}\nrun: {s['_dir']}"
     _assert_ok(s, "losses at the DropTail bottleneck")
     _assert_ok(s, "retransmission timeouts at the sender")
