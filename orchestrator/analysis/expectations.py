@@ -272,6 +272,10 @@ class Evaluator:
     def link_value(self, metric: str, names: list[str], w: Window, whole: bool) -> float:
         if metric.startswith("drops"):
             cols = DROP_COLUMNS if metric == "drops" else [metric]
+            if not names:
+                # No link was measured (a run that failed early): zero drops would
+                # read as "no losses", which nothing showed.
+                raise Unusable(f"{metric}: no link was measured in this run")
             total = 0.0
             for n in names:
                 s = self._link_s(n)
