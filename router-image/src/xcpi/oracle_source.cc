@@ -30,7 +30,7 @@ std::optional<OracleSample> OracleSource::sample(xcp::Timestamp now) {
   if (links_.empty()) return std::nullopt;
   OracleSample s;
   s.truth_bps = spare_bytes * 8.0;
-  s.estimate_bps = s.truth_bps * (1.0 + error_ * (2.0 * rng_.next() - 1.0));
+  s.error_factor = 1.0 + error_ * (2.0 * rng_.next() - 1.0);
   return s;
 }
 

@@ -4,7 +4,8 @@
 // emulation of the cloud's links: min over the path's links of (C − y), with
 // y = bytes offered to the link (dropped ones included) over the sampling
 // interval. An injected relative error ±k (uniform, seeded) models an
-// imperfect estimator (seed 000 Fig. 13).
+// imperfect estimator (seed 000 Fig. 13); the owner decides what it scales
+// (XCPI.md §12: the capacity left for U, not the spare bandwidth).
 #pragma once
 
 #include <optional>
@@ -18,7 +19,7 @@ namespace xcprouter {
 
 struct OracleSample {
   double truth_bps = 0;     // min(C - y) over the path, bits/s (may be negative: overload)
-  double estimate_bps = 0;  // truth with the injected error
+  double error_factor = 1;  // 1 + U[-error, +error], drawn per sample
 };
 
 class OracleSource {

@@ -277,18 +277,31 @@ bool XcpiNode::inject_estimate(uint32_t upstream, double bw_bps, double truth_bp
   return true;
 }
 
+void XcpiNode::apply_oracle(UpstreamEntry& e, const OracleSample& s, double elapsed, xcp::Timestamp now) {
+  const bool exact = config_.oracle.error <= 0 && config_.oracle.period <= xcp::Duration::zero();
+  if (exact) {
+    // The paper's model: S = BW_U = C - y, fresh at every interval.
+    e.set_estimate(s.truth_bps, s.truth_bps, EstimateSource::kOracle, now);
+    return;
+  }
+  // An erring or held estimate is one of the capacity left for U's traffic,
+  // C_U = A + y_U (y_U: U's rate through the cloud over the same interval),
+  // and V uses S = C_U - y at every interval (XCPI.md §8, §12).
+  const double y_u = elapsed > 0 ? e.v.sums().y_bytes / elapsed : 0.0;
+  const double c_u = (s.truth_bps / 8.0 + y_u) * s.error_factor;
+  e.set_probed_estimate((c_u - y_u) * 8.0, c_u, now);
+  e.source = EstimateSource::kOracle;
+}
+
 void XcpiNode::run_v_timeout(UpstreamEntry& e, xcp::Timestamp now) {
+  const double elapsed = (now - e.v_last_timeout).seconds_f();
   if (e.oracle && (config_.oracle.period <= xcp::Duration::zero() || now >= e.oracle_next)) {
     if (auto s = e.oracle->sample(now)) {
-      if (config_.estimator == EstimatorKind::kOracle) {
-        e.set_estimate(s->estimate_bps, s->truth_bps, EstimateSource::kOracle, now);
-      } else {
-        e.truth_bps = s->truth_bps;  // the truth beside the measured estimate
-      }
+      e.truth_bps = s->truth_bps;  // the truth beside any estimate
+      if (config_.estimator == EstimatorKind::kOracle) apply_oracle(e, *s, elapsed, now);
     }
     e.oracle_next = now + config_.oracle.period;
   }
-  const double elapsed = (now - e.v_last_timeout).seconds_f();
   // BW_U replaces S; d and Q are this router's (seed 000 eq. 1): d from V's
   // own sums (mean RTT of the packets from U), Q from queue_().
   double q = queue_ ? queue_() : 0.0;

@@ -97,6 +97,7 @@ class XcpiNode {
   UpstreamEntry* find_or_create(uint32_t upstream, xcp::Timestamp now);
   void send_request(UpstreamEntry& e, const EstimationSession::Request& r, xcp::Timestamp now);
   void run_v_timeout(UpstreamEntry& e, xcp::Timestamp now);
+  void apply_oracle(UpstreamEntry& e, const OracleSample& s, double elapsed, xcp::Timestamp now);
   void recompute_deadline();
 
   XcpiConfig config_;
