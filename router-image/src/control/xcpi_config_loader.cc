@@ -77,12 +77,13 @@ OracleConfig parse_oracle(const json& j, const std::string& where) {
   return o;
 }
 
-ChirpConfig parse_chirp(const json& j, const std::string& where) {
+ChirpConfig parse_chirp(const json& j, const std::string& where, double& overhead_out) {
   ParamReader r(j, where);
   // for_path() derives L, the delay floor and the period from U's largest
   // rate and the probe overhead; the rest keeps XCPI_ESTIMATOR.md's defaults.
   const double max_rate = r.number_or("max_rate_bps", 10e6, 1e5, 1e11);
   const double overhead = r.number_or("overhead", 0.02, 0.001, 0.5);
+  overhead_out = overhead;
   ChirpConfig c = ChirpConfig::for_path(xcp::Rate::bits_per_second(max_rate), overhead);
   c.packet_bytes = static_cast<uint32_t>(r.number_or("packet_bytes", c.packet_bytes, 100, 1500));
   c.chirps_per_estimate = static_cast<uint32_t>(r.number_or("chirps_per_estimate", c.chirps_per_estimate, 1, 100));
@@ -124,7 +125,7 @@ XcpiConfig parse_xcpi_config(const json& j, const std::string& where) {
   if (auto b = r.boolean("cloud_queue")) c.cloud_queue = *b;
   r.finish();
   if (auto it = j.find("oracle"); it != j.end()) c.oracle = parse_oracle(*it, where + ".oracle");
-  if (auto it = j.find("chirp"); it != j.end()) c.chirp = parse_chirp(*it, where + ".chirp");
+  if (auto it = j.find("chirp"); it != j.end()) c.chirp = parse_chirp(*it, where + ".chirp", c.chirp_overhead);
   return c;
 }
 

@@ -61,7 +61,10 @@ Router::Router(const RouterConfig& config, uint64_t seed, uint64_t first_port_in
         [this](uint32_t dst, const xcp::ControlMessage& m, size_t len, xcp::Timestamp at) {
           send_control(dst, m, len, at);
         },
-        [this] { return xcp_persistent_queue(); });
+        [this] { return xcp_persistent_queue(); },
+        [this](uint16_t port) {
+          return port < ports_.size() ? ports_[port]->egress->capacity().bits_per_s() : 0.0;
+        });
   }
 }
 

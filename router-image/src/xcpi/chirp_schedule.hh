@@ -31,6 +31,7 @@ class ChirpSchedule {
   // by γ^u). `u` in [0, 1) comes from the sender's seeded UniformRng; with
   // config.dither false, or u = 0, this is offsets().
   std::vector<xcp::Duration> dithered_offsets(double u) const;
+  const ChirpConfig& config() const { return config_; }
 
   // Average probe rate this schedule puts on the path (bytes/s).
   xcp::Rate overhead() const { return config_.overhead(duration()); }

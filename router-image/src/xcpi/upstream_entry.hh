@@ -70,6 +70,7 @@ struct UpstreamEntry {
   // their A for the report; c_u_window holds, per usable chirp, A plus U's
   // rate while that chirp crossed the cloud (the capacity left for U, measured
   // at one instant, so A and y never come from different windows).
+  ChirpConfig chirp_config;  // this path's grid (H from R's ingress port)
   std::unique_ptr<ChirpAnalyzer> chirp_analyzer;
   std::unique_ptr<ChirpEstimator> chirp;
   std::deque<double> c_u_window;  // bytes/s, at most chirps_per_estimate

@@ -75,9 +75,15 @@ struct XcpiConfig {
   // the least one-way delay of the latest chirp above the least ever seen
   // from U (clock offsets cancel), as XCP's own persistent queue is a minimum.
   bool cloud_queue = true;
-  // Chirp probing (estimator kChirp): the same config at U (sending) and R
-  // (analysing); the planner gives every XCP-i router of a run the same one.
+  // Chirp probing (estimator kChirp). `chirp` is the template: per upstream,
+  // R derives L, H and the period with ChirpConfig::for_path(H, overhead),
+  // H being the capacity of R's port the cloud's packets came in on (the
+  // available bandwidth cannot exceed the cloud's last hop), and sends H in
+  // its request so U probes the same grid. A path-blind H (U's first hop, or
+  // the fastest link of the run) put the floor L = H/20 at 40 % of a 10 Mb/s
+  // cloud and the probes at 16 % of it.
   ChirpConfig chirp;
+  double chirp_overhead = 0.02;  // mean probe rate as a fraction of H
 };
 
 }  // namespace xcprouter

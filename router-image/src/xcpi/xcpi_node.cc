@@ -23,15 +23,15 @@ std::string_view to_string(EstimateSource s) {
 }  // namespace
 
 XcpiNode::XcpiNode(XcpiConfig config, uint32_t self, XcpParams v_params, uint64_t seed, ControlSender send,
-                   QueueProbe queue)
+                   QueueProbe queue, PortRate port_rate)
     : config_(std::move(config)),
       self_(self),
       v_params_(v_params),
       seed_(seed),
       send_(std::move(send)),
       queue_(std::move(queue)),
-      rng_(splitmix64(seed ^ 0x5843502D69ull)),
-      schedule_(config_.chirp) {}
+      port_rate_(std::move(port_rate)),
+      rng_(splitmix64(seed ^ 0x5843502D69ull)) {}
 
 void XcpiNode::bind_oracle(uint32_t upstream, std::vector<const Link*> links) {
   oracle_links_[upstream] = std::move(links);
@@ -42,7 +42,18 @@ const UpstreamEntry* XcpiNode::entry(uint32_t upstream) const {
   return it == table_.end() ? nullptr : it->second.get();
 }
 
-UpstreamEntry* XcpiNode::find_or_create(uint32_t upstream, xcp::Timestamp now) {
+ChirpConfig XcpiNode::chirp_for(double h_bps) const {
+  ChirpConfig c = ChirpConfig::for_path(xcp::Rate::bits_per_second(h_bps), config_.chirp_overhead);
+  c.packet_bytes = config_.chirp.packet_bytes;
+  c.chirps_per_estimate = config_.chirp.chirps_per_estimate;
+  c.min_chirps = config_.chirp.min_chirps;
+  // for_path sized the period for its default probe; keep the overhead for ours.
+  const double bytes = static_cast<double>(c.packets_per_chirp()) * c.packet_bytes;
+  c.chirp_period = xcp::Duration::seconds(bytes / (c.high_rate.bytes_per_s() * config_.chirp_overhead));
+  return c;
+}
+
+UpstreamEntry* XcpiNode::find_or_create(uint32_t upstream, uint16_t in_port, xcp::Timestamp now) {
   auto it = table_.find(upstream);
   if (it != table_.end()) return it->second.get();
   if (table_.size() >= config_.max_upstreams) {
@@ -60,8 +71,10 @@ UpstreamEntry* XcpiNode::find_or_create(uint32_t upstream, xcp::Timestamp now) {
                                            splitmix64(seed_ + entries_created_));
   e->created = now;
   if (config_.estimator == EstimatorKind::kChirp) {
-    e->chirp_analyzer = std::make_unique<ChirpAnalyzer>(config_.chirp);
-    e->chirp = std::make_unique<ChirpEstimator>(config_.chirp);
+    const double port_bps = port_rate_ ? port_rate_(in_port) : 0.0;
+    e->chirp_config = port_bps > 0 ? chirp_for(port_bps) : config_.chirp;
+    e->chirp_analyzer = std::make_unique<ChirpAnalyzer>(e->chirp_config);
+    e->chirp = std::make_unique<ChirpEstimator>(e->chirp_config);
   }
   {
     auto links = oracle_links_.find(upstream);
@@ -85,6 +98,8 @@ void XcpiNode::send_request(UpstreamEntry& e, const EstimationSession::Request& 
   m.session = r.session;
   m.seq = r.seq;
   m.aux = config_.estimator == EstimatorKind::kChirp ? config_.chirps_per_request : 0;
+  // The grid U must probe: H in bits/s (0: U's own template).
+  m.value = config_.estimator == EstimatorKind::kChirp ? static_cast<uint64_t>(e.chirp_config.high_rate.bits_per_s()) : 0;
   send_(e.upstream, m, xcp::kControlMessageLen, now);
 }
 
@@ -93,7 +108,7 @@ void XcpiNode::on_data(Packet& p, xcp::Timestamp now) {
   const uint8_t out_ttl = p.data()[p.ip_offset + 8];  // already decremented by forward()
   if (p.xcp.xcp_ttl > p.ip_ttl_in) {
     ++counters_.clouds_detected;
-    if (UpstreamEntry* e = find_or_create(p.xcp.last_xcp_router, now)) {
+    if (UpstreamEntry* e = find_or_create(p.xcp.last_xcp_router, p.in_port, now)) {
       ++e->counters.packets;
       if (auto r = e->session.on_packet(now)) {
         send_request(*e, *r, now);
@@ -144,7 +159,10 @@ void XcpiNode::on_control(const Packet& p, xcp::Timestamp now) {
           ++counters_.probe_jobs_refused;
           chirps = 0;
         } else {
-          jobs_.push_back(ChirpJob{p.flow.src, m->session, 0, 0, {}, 0, {}});
+          // H within the bounds the config loader allows for max_rate_bps.
+          const double h = static_cast<double>(m->value);
+          const ChirpConfig grid = h >= 1e5 && h <= 1e11 ? chirp_for(h) : config_.chirp;
+          jobs_.push_back(ChirpJob{p.flow.src, m->session, 0, 0, {}, 0, {}, ChirpSchedule(grid)});
           job = std::prev(jobs_.end());
         }
       }
@@ -184,7 +202,7 @@ void XcpiNode::on_control(const Packet& p, xcp::Timestamp now) {
 void XcpiNode::start_chirp(ChirpJob& job, xcp::Timestamp start) {
   job.chirp_start = start;
   job.next_index = 0;
-  job.offsets = config_.chirp.dither ? schedule_.dithered_offsets(rng_.next()) : schedule_.offsets();
+  job.offsets = config_.chirp.dither ? job.schedule.dithered_offsets(rng_.next()) : job.schedule.offsets();
 }
 
 void XcpiNode::run_chirp_jobs(xcp::Timestamp now) {
@@ -207,7 +225,7 @@ void XcpiNode::run_chirp_jobs(xcp::Timestamp now) {
     if (j.chirps_left > 0 && j.next_index >= j.offsets.size()) {
       --j.chirps_left;
       ++j.chirp_id;
-      if (j.chirps_left > 0) start_chirp(j, j.chirp_start + config_.chirp.chirp_period);
+      if (j.chirps_left > 0) start_chirp(j, j.chirp_start + j.schedule.config().chirp_period);
     }
     if (j.chirps_left == 0) {
       it = jobs_.erase(it);

@@ -55,9 +55,12 @@ class XcpiNode {
                                            xcp::Timestamp at)>;
   // R's persistent queue Q for V's efficiency controller (bytes).
   using QueueProbe = std::function<double()>;
+  // Capacity (bits/s) of the router's port `i`: H of the chirps from clouds
+  // arriving on it.
+  using PortRate = std::function<double(uint16_t)>;
 
   XcpiNode(XcpiConfig config, uint32_t self, XcpParams v_params, uint64_t seed, ControlSender send,
-           QueueProbe queue);
+           QueueProbe queue, PortRate port_rate = {});
 
   // Resolved oracle links per upstream (the engine resolves config names).
   void bind_oracle(uint32_t upstream, std::vector<const Link*> links);
@@ -87,14 +90,17 @@ class XcpiNode {
     xcp::Timestamp chirp_start{};
     size_t next_index = 0;
     std::vector<xcp::Duration> offsets;
+    ChirpSchedule schedule;  // the grid R asked for
   };
+  // The template with L, H and the period derived for a path of rate `h_bps`.
+  ChirpConfig chirp_for(double h_bps) const;
   void start_chirp(ChirpJob& job, xcp::Timestamp start);
   void run_chirp_jobs(xcp::Timestamp now);
   void on_probe(const xcp::ControlMessage& m, const Packet& p, xcp::Timestamp now);
   // Chirps the analyzer closed: each usable one adds A + y (now) to C_U's window.
   void on_chirps(UpstreamEntry& e, const std::vector<ChirpResult>& done, xcp::Timestamp now);
 
-  UpstreamEntry* find_or_create(uint32_t upstream, xcp::Timestamp now);
+  UpstreamEntry* find_or_create(uint32_t upstream, uint16_t in_port, xcp::Timestamp now);
   void send_request(UpstreamEntry& e, const EstimationSession::Request& r, xcp::Timestamp now);
   void run_v_timeout(UpstreamEntry& e, xcp::Timestamp now);
   void apply_oracle(UpstreamEntry& e, const OracleSample& s, double elapsed, xcp::Timestamp now);
@@ -106,6 +112,7 @@ class XcpiNode {
   uint64_t seed_;
   ControlSender send_;
   QueueProbe queue_;
+  PortRate port_rate_;
   UniformRng rng_;
   std::unordered_map<uint32_t, std::unique_ptr<UpstreamEntry>> table_;
   std::unordered_map<uint32_t, std::vector<const Link*>> oracle_links_;
@@ -114,7 +121,6 @@ class XcpiNode {
   xcp::Timestamp next_expiry_scan_ = xcp::Timestamp::max();
   uint64_t entries_created_ = 0;
   XcpiCounters counters_;
-  ChirpSchedule schedule_;
   std::vector<ChirpJob> jobs_;  // at most max_upstreams
 };
 
