@@ -106,10 +106,12 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
                                 "procs": m.procs},
                                ctx.metrics_interval_s(), th)
     extra = dict(extra or {})
+    warnings: list[str] = []
     dropped = extra.get("influx_points_dropped")
     if isinstance(dropped, int) and dropped > 0:
-        # Not an emulation fault, but the live dashboards miss data: say so.
-        problems.append(f"influx: {dropped} points could not be written "
+        # Not an emulation fault: the numbers stand and are judged, but the live
+        # dashboards miss data, so the summary says so beside the fidelity verdict.
+        warnings.append(f"influx: {dropped} points could not be written "
                         "(the run directory has the complete series)")
 
     ev = Evaluator(m, ctx, flows, links, ld, split_flows(m.flow))
@@ -126,6 +128,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         "fidelity": {"ok": not problems, "kind": kind, "problems": problems,
                      "engines": engines, "hosts": host_stats(m.procs),
                      **({"not_judged": list(SIMULATED_NOT_JUDGED)} if simulated else {})},
+        "warnings": warnings,
         "timings": _timings(timings),
         # extras
         "seed": ctx.seed(),

@@ -120,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
     fid = res.summary.get("fidelity") or {}
     for problem in fid.get("problems", []):
         console.print(f"fidelity: {problem}", markup=False, highlight=False)
+    for warning in res.summary.get("warnings") or []:
+        console.print(f"warning: {warning}", markup=False, highlight=False)
     if res.archive_path:
         out.print(f"archive: {res.archive_path}", markup=False, highlight=False)
     sys.stdout.flush()

@@ -36,6 +36,9 @@ def test_three_node_run_end_to_end(tmp_path: Path) -> None:
     assert summary["status"] == "completed"
     # the dead database cost points, counted, never time: the run kept its schedule
     assert summary["influx_points_dropped"] > 0
+    # ... and they are no fidelity problem: the exit code above stayed 0
+    assert any(w.startswith("influx:") for w in summary["warnings"])
+    assert not any("influx" in p for p in summary["fidelity"]["problems"])
     assert summary["timings"]["run_s"] < 3.0 + 1.0
 
     flow = pd.read_csv(run_dir / "metrics" / "flow.csv")
