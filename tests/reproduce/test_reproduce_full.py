@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from reproduce_helpers import (
+    EXPERIMENTS,
     failed_checks,
     fidelity_problems,
     need_tools,
@@ -44,6 +45,13 @@ XCPI_RUNS = [
     "xcpi/fig13-merge10x-tcp.yaml",
     "xcpi/fig14-shared-bottleneck-oracle.yaml",
 ]
+# The same scenarios with the pathChirp estimator where it reproduces them (the chirp
+# column of docs/reproductions.md): every XCP-i router's estimator set to chirp.
+CHIRP_RUNS = [
+    "xcpi/fig5-peering-oracle.yaml",
+    "xcpi/fig9-merge-oracle.yaml",
+    "xcpi/fig11-fork-oracle.yaml",
+]
 LOSS_RATES = ["0.01%", "0.1%", "1%", "2.5%", "5%", "10%"]
 BUFFERS = ["0.01BDP", "0.05BDP", "0.1BDP", "0.25BDP", "0.5BDP", "1BDP"]
 
@@ -55,6 +63,20 @@ def test_seed_experiment_meets_its_expectations(spec: str, tmp_path: Path) -> No
     assert s["status"] == "completed"
     assert not failed_checks(s), f"{spec}: {failed_checks(s)}\nrun: {s['_dir']}"
     assert not fidelity_problems(s), f"{spec}: unfaithful emulation: {fidelity_problems(s)}"
+
+
+@pytest.mark.parametrize("spec", CHIRP_RUNS)
+def test_xcpi_scenario_with_the_chirp_estimator(spec: str, tmp_path: Path) -> None:
+    from orchestrator.spec import load_spec
+
+    need_tools()
+    routers = [n.name for n in load_spec(EXPERIMENTS / spec).nodes
+               if n.role == "router" and n.queue and n.queue.kind == "xcpi"]
+    s = run_spec(spec, tmp_path, [f"nodes.{r}.queue.estimator=chirp" for r in routers],
+                 timeout_s=600)
+    assert s["status"] == "completed"
+    assert not failed_checks(s), f"{spec} (chirp): {failed_checks(s)}\nrun: {s['_dir']}"
+    assert not fidelity_problems(s), f"{spec} (chirp): unfaithful: {fidelity_problems(s)}"
 
 
 def test_hstcp_takes_several_times_newreno_share(tmp_path: Path) -> None:
