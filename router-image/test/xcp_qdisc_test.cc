@@ -176,3 +176,18 @@ TEST(XcpQdisc, StagesSeeArrivalsFeedbackAndTimeouts) {
 
 }  // namespace
 }  // namespace xcprouter
+
+namespace xcprouter {
+namespace {
+
+// The engine refuses what `xcplab validate` refuses: a control timer under
+// 1 ms would keep a real-time engine spinning (issue 14, one set of bounds).
+TEST(XcpQdiscBounds, TimersUnderOneMillisecondAreRefused) {
+  XcpQdisc q(QueueLimit{100, 0}, XcpParams{}, 1);
+  EXPECT_THROW(q.configure({{"min_interval_s", 1e-6}}), std::invalid_argument);
+  EXPECT_THROW(q.configure({{"fallback_interval_s", 0.0005}}), std::invalid_argument);
+  EXPECT_NO_THROW(q.configure({{"min_interval_s", 0.001}}));
+}
+
+}  // namespace
+}  // namespace xcprouter

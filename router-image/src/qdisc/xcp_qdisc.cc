@@ -10,6 +10,8 @@ namespace xcprouter {
 
 namespace {
 
+constexpr double kMinTimerS = 0.001;
+
 std::unique_ptr<LinkSpareBandwidth> make_link_spare(LinkSpareBandwidth*& out) {
   auto s = std::make_unique<LinkSpareBandwidth>();
   out = s.get();
@@ -106,8 +108,11 @@ void XcpQdisc::configure(const nlohmann::json& params) {
   k.alpha = r.number_or("alpha", k.alpha, 0.0, 10.0);
   k.beta = r.number_or("beta", k.beta, 0.0, 10.0);
   k.gamma = r.number_or("gamma", k.gamma, 0.0, 1.0);
+  // At least 1 ms (orchestrator/spec/bounds.py XCP_INTERVAL, the same bound):
+  // a microsecond control timer keeps a SCHED_FIFO engine spinning and starves
+  // the agent and the API on the same cores.
   auto secs = [&](const char* key, xcp::Duration cur) {
-    auto v = r.number(key, 1e-6, 10.0);
+    auto v = r.number(key, kMinTimerS, 10.0);
     return v ? xcp::Duration::seconds(*v) : cur;
   };
   k.fallback_interval = secs("fallback_interval_s", k.fallback_interval);
