@@ -64,4 +64,8 @@ def test_verify_transfer_survives_two_percent_loss(topology: Any, cc: str,
     assert end["sum_received"]["bytes"] == n + 16  # payload + the 16-byte preamble
     assert end["sum_sent"]["retransmits"] > 0
     assert loss_drops(topo) > 0  # the loss rule really dropped packets
-    assert server.wait(timeout=10) == 0
+    # The one-off server exits once its FIN is acknowledged. Under 2 % loss that FIN
+    # (or its ACK) is lost now and then after the client has already exited; the
+    # server then leaves on its idle timeout (30 s, ConnectionConfig::idle_timeout),
+    # still with exit code 0. Waiting 10 s failed about one run in six.
+    assert server.wait(timeout=35) == 0
