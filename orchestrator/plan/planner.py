@@ -206,7 +206,7 @@ class Planner:
         if name in self._xcpi_routers:
             queue = next(n.queue for n in self.spec.nodes if n.name == name)
             entry["xcpi"] = xcpi.xcpi_entry(queue.xcpi if queue else None,
-                                            self._xcpi_paths.get(name, {}), self._probe_max_bps)
+                                            self._xcpi_paths.get(name, {}))
         return entry
 
     def plan(self) -> Plan:
@@ -215,7 +215,6 @@ class Planner:
         flow_rows, path_rtt = self.flows()
         self._xcpi_routers = xcpi.xcpi_routers(self.spec)
         self._xcpi_paths = xcpi.cloud_paths(self, flow_rows, self._xcpi_routers)
-        self._probe_max_bps = xcpi.probe_max_rate_bps(self, self._xcpi_paths)
         links = self.links(path_rtt)
         nodes = tuple(self.node(n.name, n.role, links) for n in self.spec.nodes)
         flows = tuple(

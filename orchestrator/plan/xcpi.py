@@ -23,17 +23,13 @@ def xcpi_routers(spec: Any) -> set[str]:
             if n.role == "router" and n.queue is not None and n.queue.kind == "xcpi"}
 
 
-def link_ref(planner: Any, k: int, sender: str) -> dict[str, Any]:
+def link_ref(planner: Any, k: int, sender: str) -> dict[str, str]:
     """The engine stage that emulates direction sender -> peer of link k."""
     receiver = planner.peer(sender, k)
     egress = sender in planner.routers
     router = sender if egress else receiver
     return {"router": router, "port": naming.port_name(router, planner.ifs[(router, k)].ifname),
-            "direction": "egress" if egress else "ingress", "_k": k, "_sender": sender}
-
-
-def strip(links: list[dict[str, Any]]) -> list[dict[str, str]]:
-    return [{k: v for k, v in link.items() if not k.startswith("_")} for link in links]
+            "direction": "egress" if egress else "ingress"}
 
 
 def router_address(planner: Any, name: str) -> str:
@@ -60,21 +56,13 @@ def cloud_paths(planner: Any, flow_rows: list[Any], routers: set[str]
     return out
 
 
-def probe_max_rate_bps(planner: Any, clouds: dict[str, dict[str, list[dict[str, str]]]]) -> int:
-    """H of the chirps: the largest first-hop capacity out of any U into its cloud (after
-    scale). One value for the whole run, so U (sending) and R (analysing) agree."""
-    caps = [planner.rdir(links[0]["_k"], links[0]["_sender"]).capacity_bps
-            for paths in clouds.values() for links in paths.values()]
-    return max(caps, default=10_000_000)
-
-
-def xcpi_entry(options: dict[str, Any] | None, paths: dict[str, list[dict[str, str]]],
-               max_rate_bps: int) -> dict[str, Any]:
-    """CONFIG.md `xcpi` of one router: the spec's options, the oracle's paths (the truth
-    beside any estimator) and the chirps' largest rate."""
+def xcpi_entry(options: dict[str, Any] | None,
+               paths: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
+    """CONFIG.md `xcpi` of one router: the spec's options and the oracle's paths (the truth
+    beside any estimator). The chirps' rate range is the engine's: R takes it from the
+    port a cloud's packets arrive on and sends it to U in its request."""
     out = dict(options or {})
     oracle = dict(out.get("oracle") or {})
-    oracle["paths"] = [{"upstream": u, "links": strip(links)} for u, links in sorted(paths.items())]
+    oracle["paths"] = [{"upstream": u, "links": links} for u, links in sorted(paths.items())]
     out["oracle"] = oracle
-    out["chirp"] = dict(out.get("chirp") or {}, max_rate_bps=max_rate_bps)
     return out

@@ -52,7 +52,7 @@ OracleConfig parse_oracle(const json& j, const std::string& where) {
   ParamReader r(scalars, where);
   OracleConfig o;
   o.error = r.number_or("error", 0.0, 0.0, 0.9);
-  o.period = xcp::Duration::seconds(r.number_or("period_s", 0.0, 0.0, kMaxTimerS));
+  o.period = r.seconds_or("period_s", xcp::Duration::zero(), 0.0, kMaxTimerS);
   r.finish();
   if (auto it = j.find("paths"); it != j.end()) {
     if (!it->is_array()) fail(where + ".paths", "must be an array");
@@ -79,16 +79,18 @@ OracleConfig parse_oracle(const json& j, const std::string& where) {
 
 ChirpConfig parse_chirp(const json& j, const std::string& where, double& overhead_out) {
   ParamReader r(j, where);
-  // for_path() derives L, the delay floor and the period from U's largest
-  // rate and the probe overhead; the rest keeps XCPI_ESTIMATOR.md's defaults.
+  // for_rate() derives L, the delay floor and the period from the largest
+  // rate and the probe overhead, for the probe size read here; the rest keeps
+  // XCPI_ESTIMATOR.md's defaults.
   const double max_rate = r.number_or("max_rate_bps", 10e6, 1e5, 1e11);
   const double overhead = r.number_or("overhead", 0.02, 0.001, 0.5);
   overhead_out = overhead;
-  ChirpConfig c = ChirpConfig::for_path(xcp::Rate::bits_per_second(max_rate), overhead);
+  ChirpConfig c;
   c.packet_bytes = static_cast<uint32_t>(r.number_or("packet_bytes", c.packet_bytes, 100, 1500));
   c.chirps_per_estimate = static_cast<uint32_t>(r.number_or("chirps_per_estimate", c.chirps_per_estimate, 1, 100));
   c.min_chirps = static_cast<uint32_t>(r.number_or("min_chirps", c.min_chirps, 1, 100));
   r.finish();
+  c = c.for_rate(xcp::Rate::bits_per_second(max_rate), overhead);
   if (c.min_chirps > c.chirps_per_estimate) fail(where + ".min_chirps", "must not exceed chirps_per_estimate");
   try {
     c.validate();
@@ -111,10 +113,7 @@ XcpiConfig parse_xcpi_config(const json& j, const std::string& where) {
   const auto est = r.choice("estimator", {"oracle", "chirp"});
   c.estimator = est && *est == "chirp" ? EstimatorKind::kChirp : EstimatorKind::kOracle;
   c.max_upstreams = static_cast<uint32_t>(r.number_or("max_upstreams", c.max_upstreams, 1, kMaxUpstreamsBound));
-  auto secs = [&](const char* key, xcp::Duration cur) {
-    auto v = r.number(key, kMinTimerS, kMaxTimerS);
-    return v ? xcp::Duration::seconds(*v) : cur;
-  };
+  auto secs = [&](const char* key, xcp::Duration cur) { return r.seconds_or(key, cur, kMinTimerS, kMaxTimerS); };
   c.idle_timeout = secs("idle_timeout_s", c.idle_timeout);
   c.request_timeout = secs("request_timeout_s", c.request_timeout);
   c.reestimate_period = secs("reestimate_period_s", c.reestimate_period);

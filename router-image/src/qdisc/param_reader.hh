@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "xcp/units.hh"
+
 namespace xcprouter {
 
 class ParamReader {
@@ -29,6 +31,11 @@ class ParamReader {
     return number(key, lo, hi).value_or(fallback);
   }
   std::optional<bool> boolean(std::string_view key);
+  // A duration given in seconds, in [lo_s, hi_s]; `fallback` when absent.
+  xcp::Duration seconds_or(std::string_view key, xcp::Duration fallback, double lo_s, double hi_s) {
+    const auto v = number(key, lo_s, hi_s);
+    return v ? xcp::Duration::seconds(*v) : fallback;
+  }
   // One of `valid`; nullopt when absent.
   std::optional<std::string> choice(std::string_view key, std::initializer_list<std::string_view> valid);
 

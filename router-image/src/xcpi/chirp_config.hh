@@ -86,10 +86,16 @@ struct ChirpConfig {
   // reach), H = max, and the period chosen for an average probe overhead of
   // `overhead_fraction` of max_rate.
   static ChirpConfig for_path(xcp::Rate max_rate, double overhead_fraction = 0.02) {
-    ChirpConfig c;
+    return ChirpConfig{}.for_rate(max_rate, overhead_fraction);
+  }
+  // This config (probe size, window, thresholds kept) with L, H, the delay
+  // floor and the period derived for `max_rate` as for_path() does, the period
+  // sized for this config's own probe size.
+  ChirpConfig for_rate(xcp::Rate max_rate, double overhead_fraction) const {
+    ChirpConfig c = *this;
     c.low_rate = max_rate * (1.0 / 20.0);
     c.high_rate = max_rate;
-    c.delay_floor = std::min(c.delay_floor, max_rate.transfer_time(c.packet_bytes) / 4.0);
+    c.delay_floor = std::min(ChirpConfig{}.delay_floor, max_rate.transfer_time(c.packet_bytes) / 4.0);
     const double bytes = static_cast<double>(c.packets_per_chirp()) * c.packet_bytes;
     c.chirp_period = xcp::Duration::seconds(bytes / (max_rate.bytes_per_s() * overhead_fraction));
     return c;

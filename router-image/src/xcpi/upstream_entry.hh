@@ -39,24 +39,24 @@ struct UpstreamEntry {
     return source != EstimateSource::kNone && session.state() != EstimationSession::State::kBroken &&
            now - estimate_at <= max_age;
   }
-  // `bps`: the available bandwidth of the cloud path (bits/s). A fresh
-  // estimate (the oracle) is S itself; a probing estimate is turned into the
-  // capacity left for U's traffic (spare_bandwidth.hh).
-  void set_estimate(double bps, double truth, EstimateSource from, xcp::Timestamp now) {
+  // `bps`: the available bandwidth of the cloud path (bits/s), used as S
+  // itself: right when it is fresh at every interval (the exact oracle).
+  void set_estimate(double bps, EstimateSource from, xcp::Timestamp now) {
+    note_estimate(bps, from, now);
+    spare->set_estimate(bps / 8.0);
+  }
+  // A slow or erring estimate: `bps` (reported beside the truth) and the
+  // capacity left for U's traffic that V tracks every interval
+  // (spare_bandwidth.hh).
+  void set_capacity_estimate(double bps, double capacity_for_u_bytes, EstimateSource from, xcp::Timestamp now) {
+    note_estimate(bps, from, now);
+    spare->set_capacity_for_upstream(capacity_for_u_bytes);
+  }
+
+  void note_estimate(double bps, EstimateSource from, xcp::Timestamp now) {
     estimate_bps = bps;
-    truth_bps = truth;
     source = from;
     estimate_at = now;
-    spare->set_estimate(bps / 8.0);
-    ++counters.estimates;
-  }
-  // A probing estimate: `bps` (the smoothed A, reported) and the capacity
-  // left for U's traffic that V uses (spare_bandwidth.hh).
-  void set_probed_estimate(double bps, double capacity_for_u_bytes, xcp::Timestamp now) {
-    estimate_bps = bps;
-    source = EstimateSource::kChirp;
-    estimate_at = now;
-    spare->set_capacity_for_upstream(capacity_for_u_bytes);
     ++counters.estimates;
   }
 

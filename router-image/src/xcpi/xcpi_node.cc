@@ -37,20 +37,20 @@ void XcpiNode::bind_oracle(uint32_t upstream, std::vector<const Link*> links) {
   oracle_links_[upstream] = std::move(links);
 }
 
+UpstreamEntry* XcpiNode::entry_by_session(uint32_t session) {
+  auto owner = session_owner_.find(session);
+  if (owner == session_owner_.end()) return nullptr;
+  auto it = table_.find(owner->second);
+  return it == table_.end() ? nullptr : it->second.get();
+}
+
 const UpstreamEntry* XcpiNode::entry(uint32_t upstream) const {
   auto it = table_.find(upstream);
   return it == table_.end() ? nullptr : it->second.get();
 }
 
 ChirpConfig XcpiNode::chirp_for(double h_bps) const {
-  ChirpConfig c = ChirpConfig::for_path(xcp::Rate::bits_per_second(h_bps), config_.chirp_overhead);
-  c.packet_bytes = config_.chirp.packet_bytes;
-  c.chirps_per_estimate = config_.chirp.chirps_per_estimate;
-  c.min_chirps = config_.chirp.min_chirps;
-  // for_path sized the period for its default probe; keep the overhead for ours.
-  const double bytes = static_cast<double>(c.packets_per_chirp()) * c.packet_bytes;
-  c.chirp_period = xcp::Duration::seconds(bytes / (c.high_rate.bytes_per_s() * config_.chirp_overhead));
-  return c;
+  return config_.chirp.for_rate(xcp::Rate::bits_per_second(h_bps), config_.chirp_overhead);
 }
 
 UpstreamEntry* XcpiNode::find_or_create(uint32_t upstream, uint16_t in_port, xcp::Timestamp now) {
@@ -183,14 +183,13 @@ void XcpiNode::on_control(const Packet& p, xcp::Timestamp now) {
       return;
     }
     case xcp::ControlType::kAck: {
-      auto owner = session_owner_.find(m->session);
-      auto it = owner == session_owner_.end() ? table_.end() : table_.find(owner->second);
-      if (it == table_.end()) {
+      UpstreamEntry* e = entry_by_session(m->session);
+      if (!e) {
         ++counters_.control_unknown;
         return;
       }
-      it->second->session.on_ack(m->session, m->seq, now);
-      next_deadline_ = std::min(next_deadline_, it->second->session.next_deadline());
+      e->session.on_ack(m->session, m->seq, now);
+      next_deadline_ = std::min(next_deadline_, e->session.next_deadline());
       return;
     }
     case xcp::ControlType::kProbe:
@@ -236,14 +235,13 @@ void XcpiNode::run_chirp_jobs(xcp::Timestamp now) {
 }
 
 void XcpiNode::on_probe(const xcp::ControlMessage& m, const Packet& p, xcp::Timestamp now) {
-  auto owner = session_owner_.find(m.session);
-  auto it = owner == session_owner_.end() ? table_.end() : table_.find(owner->second);
-  if (it == table_.end() || !it->second->chirp) {
+  UpstreamEntry* found = entry_by_session(m.session);
+  if (!found || !found->chirp) {
     ++counters_.control_unknown;
     return;
   }
   ++counters_.probes_received;
-  UpstreamEntry& e = *it->second;
+  UpstreamEntry& e = *found;
   // The probe carries U's send time: offsets within a chirp are taken from
   // the first of its probes that arrived (a constant shift is harmless to the
   // analysis, which works on delay differences).
@@ -285,13 +283,14 @@ void XcpiNode::on_chirps(UpstreamEntry& e, const std::vector<ChirpResult>& done,
   if (!a || done.empty() || e.c_u_window.size() < config_.chirp.min_chirps) return;
   double sum = 0;
   for (double c : e.c_u_window) sum += c;
-  e.set_probed_estimate(a->bits_per_s(), sum / static_cast<double>(e.c_u_window.size()), now);
+  e.set_capacity_estimate(a->bits_per_s(), sum / static_cast<double>(e.c_u_window.size()), EstimateSource::kChirp, now);
 }
 
 bool XcpiNode::inject_estimate(uint32_t upstream, double bw_bps, double truth_bps, xcp::Timestamp now) {
   auto it = table_.find(upstream);
   if (it == table_.end()) return false;
-  it->second->set_estimate(bw_bps, truth_bps, EstimateSource::kInjected, now);
+  it->second->set_estimate(bw_bps, EstimateSource::kInjected, now);
+  it->second->truth_bps = truth_bps;
   return true;
 }
 
@@ -299,7 +298,7 @@ void XcpiNode::apply_oracle(UpstreamEntry& e, const OracleSample& s, double elap
   const bool exact = config_.oracle.error <= 0 && config_.oracle.period <= xcp::Duration::zero();
   if (exact) {
     // The paper's model: S = BW_U = C - y, fresh at every interval.
-    e.set_estimate(s.truth_bps, s.truth_bps, EstimateSource::kOracle, now);
+    e.set_estimate(s.truth_bps, EstimateSource::kOracle, now);
     return;
   }
   // An erring or held estimate is one of the capacity left for U's traffic,
@@ -307,8 +306,7 @@ void XcpiNode::apply_oracle(UpstreamEntry& e, const OracleSample& s, double elap
   // and V uses S = C_U - y at every interval (XCPI.md §8, §12).
   const double y_u = elapsed > 0 ? e.v.sums().y_bytes / elapsed : 0.0;
   const double c_u = (s.truth_bps / 8.0 + y_u) * s.error_factor;
-  e.set_probed_estimate((c_u - y_u) * 8.0, c_u, now);
-  e.source = EstimateSource::kOracle;
+  e.set_capacity_estimate((c_u - y_u) * 8.0, c_u, EstimateSource::kOracle, now);
 }
 
 void XcpiNode::run_v_timeout(UpstreamEntry& e, xcp::Timestamp now) {

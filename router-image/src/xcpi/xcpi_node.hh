@@ -101,6 +101,8 @@ class XcpiNode {
   void on_chirps(UpstreamEntry& e, const std::vector<ChirpResult>& done, xcp::Timestamp now);
 
   UpstreamEntry* find_or_create(uint32_t upstream, uint16_t in_port, xcp::Timestamp now);
+  // The entry whose session id is `session` (acks and probes name it).
+  UpstreamEntry* entry_by_session(uint32_t session);
   void send_request(UpstreamEntry& e, const EstimationSession::Request& r, xcp::Timestamp now);
   void run_v_timeout(UpstreamEntry& e, xcp::Timestamp now);
   void apply_oracle(UpstreamEntry& e, const OracleSample& s, double elapsed, xcp::Timestamp now);
