@@ -27,6 +27,22 @@ void put16(uint8_t* b, uint16_t v) {
   b[1] = static_cast<uint8_t>(v);
 }
 
+// A fresh IPv4 header (no options) for a packet this router originates.
+void write_local_ipv4_header(uint8_t* ip, uint16_t total, uint8_t proto, uint32_t from, uint32_t to,
+                             uint16_t flags_fragment = 0) {
+  std::memset(ip, 0, 20);
+  ip[0] = 0x45;
+  put16(ip + 2, total);
+  put16(ip + 6, flags_fragment);
+  ip[8] = kLocalTtl;
+  ip[9] = proto;
+  for (int i = 0; i < 4; ++i) {
+    ip[12 + i] = static_cast<uint8_t>(from >> (24 - 8 * i));
+    ip[16 + i] = static_cast<uint8_t>(to >> (24 - 8 * i));
+  }
+  put16(ip + 10, internet_checksum(ip, 20));
+}
+
 std::unique_ptr<Link> build_link(const LinkConfig& c, uint64_t seed, uint64_t link_no, PacketSink& sink) {
   auto qdisc = make_qdisc(c.queue, qdisc_seed(seed, link_no));
   auto link = std::make_unique<Link>(c.capacity(), c.delay, std::move(qdisc),
@@ -81,19 +97,11 @@ void Router::send_control(uint32_t dst, const xcp::ControlMessage& m, size_t ip_
   PacketPtr p = std::make_unique<Packet>();
   if (14 + ip_len > Packet::kCapacity) return;
   uint8_t* d = p->data();
-  std::memset(d, 0, 14 + 20);
+  std::memset(d, 0, 14);
   d[12] = 0x08;  // EtherType IPv4; MACs are written by route_out
   uint8_t* ip = d + 14;
-  ip[0] = 0x45;
-  put16(ip + 2, static_cast<uint16_t>(ip_len));
-  put16(ip + 6, 0x4000);  // DF: probes must cross the cloud whole
-  ip[8] = kLocalTtl;
-  ip[9] = kProtoXcp;
-  for (int i = 0; i < 4; ++i) {
-    ip[12 + i] = static_cast<uint8_t>(xcp_address_ >> (24 - 8 * i));
-    ip[16 + i] = static_cast<uint8_t>(dst >> (24 - 8 * i));
-  }
-  put16(ip + 10, internet_checksum(ip, 20));
+  // DF: probes must cross the cloud whole.
+  write_local_ipv4_header(ip, static_cast<uint16_t>(ip_len), kProtoXcp, xcp_address_, dst, 0x4000);
   xcp::write_control(m, {ip + 20, ip_len - 20});
   p->frame_len = static_cast<uint32_t>(14 + ip_len);
   p->ip_offset = 14;
@@ -254,17 +262,9 @@ void Router::send_time_exceeded(uint16_t in_port, PacketPtr p, xcp::Timestamp no
   const uint32_t to = p->flow.src;
   const uint32_t from = ports_[in_port]->config.ipv4.addr;
   const uint16_t total = static_cast<uint16_t>(kHeaders + quote);
-  std::memset(ip, 0, kHeaders);
-  ip[0] = 0x45;
-  put16(ip + 2, total);
-  ip[8] = kLocalTtl;
-  ip[9] = kProtoIcmp;
-  for (int i = 0; i < 4; ++i) {
-    ip[12 + i] = static_cast<uint8_t>(from >> (24 - 8 * i));
-    ip[16 + i] = static_cast<uint8_t>(to >> (24 - 8 * i));
-  }
-  put16(ip + 10, internet_checksum(ip, 20));
+  write_local_ipv4_header(ip, total, kProtoIcmp, from, to);
   uint8_t* icmp = ip + 20;
+  std::memset(icmp, 0, 8);
   icmp[0] = 11;  // time exceeded, code 0: TTL exceeded in transit
   put16(icmp + 2, internet_checksum(icmp, 8 + quote));
   p->ip_total_len = total;

@@ -111,10 +111,7 @@ void XcpQdisc::configure(const nlohmann::json& params) {
   // At least 1 ms (orchestrator/spec/bounds.py XCP_INTERVAL, the same bound):
   // a microsecond control timer keeps a SCHED_FIFO engine spinning and starves
   // the agent and the API on the same cores.
-  auto secs = [&](const char* key, xcp::Duration cur) {
-    auto v = r.number(key, kMinTimerS, 10.0);
-    return v ? xcp::Duration::seconds(*v) : cur;
-  };
+  auto secs = [&](const char* key, xcp::Duration cur) { return r.seconds_or(key, cur, kMinTimerS, 10.0); };
   k.fallback_interval = secs("fallback_interval_s", k.fallback_interval);
   k.min_interval = secs("min_interval_s", k.min_interval);
   k.max_interval = secs("max_interval_s", k.max_interval);

@@ -8,14 +8,13 @@ OracleSource::OracleSource(std::vector<const Link*> links, double error, uint64_
     : links_(std::move(links)), last_in_bytes_(links_.size(), 0), error_(error), rng_(seed) {}
 
 std::optional<OracleSample> OracleSource::sample(xcp::Timestamp now) {
-  if (!started_ || now <= last_) {
-    if (!started_) {
-      for (size_t i = 0; i < links_.size(); ++i) last_in_bytes_[i] = links_[i]->counters().in_bytes;
-      last_ = now;
-      started_ = true;
-    }
+  if (!started_) {
+    for (size_t i = 0; i < links_.size(); ++i) last_in_bytes_[i] = links_[i]->counters().in_bytes;
+    last_ = now;
+    started_ = true;
     return std::nullopt;
   }
+  if (now <= last_) return std::nullopt;
   const double dt = (now - last_).seconds_f();
   double spare_bytes = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < links_.size(); ++i) {
