@@ -22,16 +22,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from orchestrator.spec import load_spec  # noqa: E402
-
-
-def xcpi_routers(spec: Path) -> list[str]:
-    r = load_spec(spec)
-    return [n.name for n in r.nodes if n.role == "router" and n.queue and n.queue.kind == "xcpi"]
+from orchestrator.plan.xcpi import xcpi_routers
+from orchestrator.spec import load_spec
 
 
 def run(spec: Path, out: Path, extra: list[str]) -> tuple[int, Path | None]:
-    sets = [a for n in xcpi_routers(spec) for a in ("--set", f"nodes.{n}.queue.estimator=chirp")]
+    sets = [a for n in sorted(xcpi_routers(load_spec(spec)))
+            for a in ("--set", f"nodes.{n}.queue.estimator=chirp")]
     for e in extra:
         sets += ["--set", e]
     done = subprocess.run(["flock", "/tmp/xcplab-timing.lock", sys.executable, "-m",

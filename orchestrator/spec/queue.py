@@ -186,18 +186,14 @@ class QueueSpec(BaseModel):
         paths, which the planner adds; None unless this is an XCP-i queue."""
         if self.kind != "xcpi":
             return None
-        out: dict[str, Any] = {}
-        for name, key in XCPI_FIELDS.items():
-            if getattr(self, name) is not None:
-                out[key] = getattr(self, name)
-        oracle = {key: getattr(self, name) for name, key in XCPI_ORACLE_FIELDS.items()
-                  if getattr(self, name) is not None}
-        if oracle:
-            out["oracle"] = oracle
-        chirp = {key: getattr(self, name) for name, key in XCPI_CHIRP_FIELDS.items()
-                 if getattr(self, name) is not None}
-        if chirp:
-            out["chirp"] = chirp
+        def given(fields: dict[str, str]) -> dict[str, Any]:
+            return {key: getattr(self, name) for name, key in fields.items()
+                    if getattr(self, name) is not None}
+
+        out = given(XCPI_FIELDS)
+        for sub, fields in (("oracle", XCPI_ORACLE_FIELDS), ("chirp", XCPI_CHIRP_FIELDS)):
+            if part := given(fields):
+                out[sub] = part
         return out
 
     def engine_params(self, scale: float) -> dict[str, Any]:

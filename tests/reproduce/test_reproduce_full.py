@@ -67,11 +67,11 @@ def test_seed_experiment_meets_its_expectations(spec: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("spec", CHIRP_RUNS)
 def test_xcpi_scenario_with_the_chirp_estimator(spec: str, tmp_path: Path) -> None:
+    from orchestrator.plan.xcpi import xcpi_routers
     from orchestrator.spec import load_spec
 
     need_tools()
-    routers = [n.name for n in load_spec(EXPERIMENTS / spec).nodes
-               if n.role == "router" and n.queue and n.queue.kind == "xcpi"]
+    routers = sorted(xcpi_routers(load_spec(EXPERIMENTS / spec)))
     s = run_spec(spec, tmp_path, [f"nodes.{r}.queue.estimator=chirp" for r in routers],
                  timeout_s=600)
     assert s["status"] == "completed"
