@@ -72,7 +72,7 @@ def clean_run(run_id: str, root: Path | None = None) -> CleanReport:
         rep.namespaces = [n for n in names if nsops.remove(n)]
     else:
         # no state file (e.g. /run/xcplab wiped): the tag still follows from the run id
-        from orchestrator.plan.naming import run_tag
+        from xcplab_contract.naming import run_tag
         rep.namespaces = [n for n in nsops.list_names(tag_prefix(run_tag(run_id)))
                           if nsops.remove(n)]
     aliases: tuple[str, ...] = (f"xcplab:{run_id}",)

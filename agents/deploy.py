@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from agents import ethtool, nsops, rtnl
 from agents.share import Iface, Namespace, Share
-from orchestrator.errors import BackendError
+from xcplab_contract.errors import BackendError
 
 # Every namespace: no IPv6 (no ND/RS noise on emulated links).
 _BASE_SYSCTLS = (

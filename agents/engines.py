@@ -17,8 +17,8 @@ from pathlib import Path
 from agents.engine_ctl import EngineControl
 from agents.procs import ProcessTable, Running
 from agents.share import ProcSpec
-from orchestrator.errors import BackendError
-from orchestrator.plan.model import Plan
+from xcplab_contract.errors import BackendError
+from xcplab_contract.plan import Plan
 
 ENGINE_PER = ("machine", "router")
 # SCHED_FIFO priorities an engine may run at (CONFIG.md `sched_priority`); 0 = normal.

@@ -24,7 +24,7 @@ from agents.procs import ProcessTable, Running, StartGate
 from agents.sampler import Sampler
 from agents.share import ProcSpec
 from agents.timeline import Happened
-from orchestrator.plan.model import Flow, Plan
+from xcplab_contract.plan import Flow, Plan
 
 Emit = Callable[[dict[str, Any]], None]
 _STOPPED_RC = (0, -2, 130)  # normal end, or SIGINT from the timeline

@@ -1,4 +1,4 @@
-"""Translate a Plan (orchestrator.plan.model) into this machine's Share.
+"""Translate a Plan (xcplab_contract.plan) into this machine's Share.
 
 Router modes:
 - `engine` (default): interfaces without IPv4 (the engine owns forwarding and
@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 
 from agents.share import Iface, Namespace, Neigh, Route, Share, Veth
-from orchestrator.plan.model import Plan
+from xcplab_contract.plan import Plan
 
 ROUTER_MODES = ("engine", "kernel")
 

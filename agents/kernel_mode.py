@@ -12,7 +12,7 @@ from typing import Any
 
 from agents import nsops, rtnl
 from agents.deploy import Deployment
-from orchestrator.plan.model import Event, Plan
+from xcplab_contract.plan import Event, Plan
 
 
 def kernel_link_event(plan: Plan, dep: Deployment, e: Event, mine: set[str]) -> Any:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.plan.model import Plan
-from orchestrator.sinks.columns import XCP_COLUMNS
+from xcplab_contract.columns import XCP_COLUMNS
+from xcplab_contract.plan import Plan
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ from agents.sampler import Sampler
 from agents.share import ProcSpec
 from agents.state import STATE_ROOT, RunState, proc_starttime
 from agents.timeline import Action, Fired, MonotonicClock, TimelinePlayer, sleep_until
-from orchestrator import paths
-from orchestrator.errors import BackendError
-from orchestrator.plan.model import Event, Flow, Plan
+from xcplab_contract import paths
+from xcplab_contract.errors import BackendError
+from xcplab_contract.plan import Event, Flow, Plan
 
 Emit = Callable[[dict[str, Any]], None]
 DEFAULT_OPTIONS = {"router_mode": "engine", "engine_per": "machine", "engine_priority": 10,

@@ -17,7 +17,7 @@ from agents.link_sampler import PortDir, RateTracker, engine_rows, kernel_rows
 from agents.proc_sampler import proc_row, proc_times
 from agents.procs import ProcessTable, Running
 from agents.xcpi_sampler import xcpi_rows
-from orchestrator.plan.model import Flow, Plan
+from xcplab_contract.plan import Flow, Plan
 
 
 @dataclass

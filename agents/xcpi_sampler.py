@@ -4,7 +4,7 @@ One row per (router, upstream, key): the estimate BW_U beside the truth (the ora
 min C - y over the cloud path, when known), the estimation session's counters
 (requests, acks, timeouts, broken) and state, and V(U)'s control state. Router-wide
 counters (clouds detected, table full, expired entries) have an empty `link`.
-Long form, as the `xcpi` measurement of orchestrator/sinks/columns.py.
+Long form, as the `xcpi` measurement of xcplab_contract/columns.py.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from orchestrator.paths import BUILD_DIR
 from tests.engine.topo import LinearTopo, LinkSpec, mac
+from xcplab_contract.paths import BUILD_DIR
 
 WARMUP_S = 0.7
 WINDOW_S = 2.0

@@ -16,8 +16,8 @@ import subprocess
 import time
 from typing import Any, Self
 
-from orchestrator.paths import tool
 from tests.stop_process import stop_process
+from xcplab_contract.paths import tool
 
 DURATION_S = 5
 

@@ -36,13 +36,13 @@ from stop_process import stop_process
 
 from agents import nsops
 from agents.state import STATE_ROOT
-from orchestrator import paths
 from orchestrator.backends.netns import NetnsBackend
-from orchestrator.errors import XcplabError
-from orchestrator.plan.model import Direction, Plan
 from orchestrator.plan.planner import make_plan
 from orchestrator.runner import new_run_id
 from orchestrator.spec import load_spec_text
+from xcplab_contract import paths
+from xcplab_contract.errors import XcplabError
+from xcplab_contract.plan import Direction, Plan
 
 
 @dataclass(frozen=True)

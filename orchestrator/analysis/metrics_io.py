@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 LINK_COLUMNS = [
     "t_s", "node", "port", "link", "capacity_bps", "tx_bytes", "tx_packets", "rx_bytes",

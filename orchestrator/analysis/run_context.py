@@ -1,6 +1,6 @@
 """What the analysis needs from plan.json and resolved.json, read defensively.
 
-plan.json (orchestrator.plan.model.Plan) is the primary source: it names every
+plan.json (xcplab_contract.plan.Plan) is the primary source: it names every
 link direction with its capacity and loss model, every flow with its path, the
 timeline in seconds. resolved.json (the spec with defaults applied) supplies
 the `expect:` list. A failed run may have neither complete, so every accessor
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0,
                    "min": 60.0}

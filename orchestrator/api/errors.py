@@ -7,7 +7,6 @@ import math
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from orchestrator.errors import PlanError, SpecError, XcplabError
 from orchestrator.service.errors import (
     BadRequest,
     Conflict,
@@ -17,6 +16,7 @@ from orchestrator.service.errors import (
     TooLarge,
     Unauthorized,
 )
+from xcplab_contract.errors import PlanError, SpecError, XcplabError
 
 _STATUS: list[tuple[type[XcplabError], int]] = [
     (SpecError, 422), (LimitExceeded, 422), (PlanError, 422), (TooLarge, 413),

@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 
 from orchestrator import __version__
-from orchestrator.errors import XcplabError
-from orchestrator.paths import REPO_ROOT, tool
+from xcplab_contract.errors import XcplabError
+from xcplab_contract.paths import REPO_ROOT, tool
 
 
 def _run_version(argv: list[str]) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.analysis.flatten import flatten_summary, relative_difference
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from orchestrator.archive.manifest import (
     sha256_file,
     write_manifest,
 )
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 ARCHIVE_SUFFIX = ".tar.gz"
 

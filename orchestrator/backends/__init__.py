@@ -12,7 +12,7 @@ import pkgutil
 from pathlib import Path
 
 from orchestrator.backends.base import Backend
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 _HELPERS = {"base", "agent_link"}  # modules here that are not backends
 _REGISTRY: dict[str, str] = {}

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import BackendError
+from xcplab_contract.errors import BackendError
 
 
 class AgentLink:

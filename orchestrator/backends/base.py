@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from orchestrator.plan.model import Plan
+from xcplab_contract.plan import Plan
 
 
 class Backend(ABC):

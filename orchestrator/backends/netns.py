@@ -26,11 +26,11 @@ from typing import Any
 
 from agents.engines import ENGINE_PER, ENGINE_PRIORITIES
 from agents.from_plan import ROUTER_MODES
-from orchestrator import paths
 from orchestrator.backends.agent_link import AgentLink
 from orchestrator.backends.base import Backend, drain
-from orchestrator.errors import XcplabError
-from orchestrator.plan.model import Plan
+from xcplab_contract import paths
+from xcplab_contract.errors import XcplabError
+from xcplab_contract.plan import Plan
 
 # option -> (valid values as given on the command line, how to say what is valid)
 OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {

@@ -14,7 +14,7 @@ import importlib.util
 import sys
 
 from orchestrator import __version__
-from orchestrator.errors import SpecError, XcplabError
+from xcplab_contract.errors import SpecError, XcplabError
 
 # Order shown in --help.
 COMMANDS = [

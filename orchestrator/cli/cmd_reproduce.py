@@ -18,7 +18,7 @@ from rich.table import Table
 from orchestrator.archive.reproduce import compare, diff_paths, load_archive
 from orchestrator.archive.seal import verify
 from orchestrator.cli.cmd_run import exit_code
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 # Keys of resolved.json that legitimately differ between two runs of one spec.
 _RUN_SPECIFIC = ("run_id", "run", "created")

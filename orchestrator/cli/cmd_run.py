@@ -19,9 +19,9 @@ from rich.table import Table
 
 from orchestrator.analysis import verdicts
 from orchestrator.backends import names as backend_names
-from orchestrator.errors import XcplabError
 from orchestrator.runner import Progress as RunProgress
 from orchestrator.runner import RunResult, execute_run
+from xcplab_contract.errors import XcplabError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

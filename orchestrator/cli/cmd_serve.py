@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

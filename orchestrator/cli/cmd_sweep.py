@@ -16,9 +16,9 @@ from typing import Any
 from rich.console import Console
 
 from orchestrator.cli.cmd_run import EXIT_UNFAITHFUL
-from orchestrator.errors import XcplabError
 from orchestrator.sweep.grid import Point, parse_param
 from orchestrator.sweep.run import plan_sweep, run_sweep
+from xcplab_contract.errors import XcplabError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -53,9 +53,9 @@ def _add(args: argparse.Namespace) -> int:
 def _token(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from orchestrator.errors import XcplabError
     from orchestrator.service.models import User
     from orchestrator.service.users import issue_token
+    from xcplab_contract.errors import XcplabError
 
     with _sessions(args)() as db:
         user = db.scalar(select(User).where(User.name == args.name))

@@ -1,22 +1,5 @@
-"""Spec -> plan: addressing, MACs, routes, engine configs, flows, timeline (pure)."""
+"""Spec -> plan: addressing, MACs, routes, engine configs, flows, timeline (pure).
 
-from orchestrator.plan.model import (
-    ControlCommand,
-    Direction,
-    Endpoint,
-    Event,
-    Flow,
-    Interface,
-    Link,
-    Loss,
-    Neighbour,
-    Node,
-    Plan,
-    Queue,
-    Route,
-)
-
-__all__ = [
-    "ControlCommand", "Direction", "Endpoint", "Event", "Flow", "Interface", "Link", "Loss",
-    "Neighbour", "Node", "Plan", "Queue", "Route",
-]
+The plan's data model lives in the contract package (`xcplab_contract.plan`), which
+the agent imports too; this package only computes plans.
+"""

@@ -10,7 +10,7 @@ in captures). Namespaces keep experiments apart, so MACs need not differ per run
 
 from __future__ import annotations
 
-from orchestrator.errors import PlanError
+from xcplab_contract.errors import PlanError
 
 MAX_LINKS = 65536
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from orchestrator.plan.model import Direction, Loss, Queue
 from orchestrator.spec.resolved import RBuffer, RLoss, RQueue
+from xcplab_contract.plan import Direction, Loss, Queue
 
 MTU = 1500
 

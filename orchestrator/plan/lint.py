@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 
-from orchestrator.plan.model import Direction, Plan
+from xcplab_contract.plan import Direction, Plan
 
 XCP_KINDS = ("xcp", "xcpi")  # queue kinds that give XCP feedback (ixcp later)
 

@@ -13,9 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.errors import PlanError
-from orchestrator.plan import addressing, engine, naming, tools, xcpi
-from orchestrator.plan.model import (
+from orchestrator.plan import addressing, engine, tools, xcpi
+from orchestrator.plan.routing import Hop, all_routes
+from orchestrator.plan.timeline import build_timeline
+from orchestrator.spec.resolved import RDirection, ResolvedSpec
+from xcplab_contract import naming
+from xcplab_contract.errors import PlanError
+from xcplab_contract.plan import (
     Direction,
     Endpoint,
     Interface,
@@ -26,9 +30,6 @@ from orchestrator.plan.model import (
     Route,
     Stage,
 )
-from orchestrator.plan.routing import Hop, all_routes
-from orchestrator.plan.timeline import build_timeline
-from orchestrator.spec.resolved import RDirection, ResolvedSpec
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,7 @@ class Planner:
         return entry
 
     def plan(self) -> Plan:
-        from orchestrator.plan.model import Flow
+        from xcplab_contract.plan import Flow
 
         flow_rows, path_rtt = self.flows()
         self._xcpi_routers = xcpi.xcpi_routers(self.spec)

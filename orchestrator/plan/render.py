@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orchestrator.plan.model import Direction, Plan
 from orchestrator.units import fmt_duration, fmt_rate, fmt_size
+from xcplab_contract.plan import Direction, Plan
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.plan import engine
-from orchestrator.plan.model import ControlCommand, Direction, Event, Flow, Link
 from orchestrator.spec.resolved import ResolvedSpec, REvent
+from xcplab_contract.plan import ControlCommand, Direction, Event, Flow, Link
 
 _ORDER = {"set_link": 0, "link_down": 0, "link_up": 0, "flow_start": 1, "flow_stop": 1}
 

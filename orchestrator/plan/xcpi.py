@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.plan import naming
+from xcplab_contract import naming
 
 XCPI_PROTOS = frozenset({"xcp"})  # flows whose sender writes the XCP-i block
 

@@ -17,11 +17,11 @@ from typing import Any
 
 from orchestrator.backends import get_backend
 from orchestrator.backends.base import Backend
-from orchestrator.errors import RunError, XcplabError
 from orchestrator.runner.run_id import check_run_id, new_run_id
 from orchestrator.runner.signals import cancel_on_signals
 from orchestrator.runner.types import Progress, RunResult
 from orchestrator.sinks import CsvSink, InfluxSink, Sinks
+from xcplab_contract.errors import RunError, XcplabError
 
 
 def _run_logger(run_id: str) -> logging.Logger:

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 import secrets
 
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9_.-]+-\d{8}T\d{6}-[0-9a-f]{4}$")

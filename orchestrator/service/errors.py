@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 
 @dataclass

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from orchestrator.errors import XcplabError
 from orchestrator.service.settings import Settings
+from xcplab_contract.errors import XcplabError
 
 log = logging.getLogger("xcplab.service")
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import ruamel.yaml.error
 import yaml
 
-from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.service.errors import LimitExceeded, TooLarge
 from orchestrator.service.settings import Settings
 from orchestrator.spec import ResolvedSpec, load_spec_text
 from orchestrator.spec.guard import ShapeError, load_json
+from xcplab_contract.errors import SpecError, SpecProblem
 
 SUBMITTED_NAME = "submitted.yaml"  # the `file` part of every problem line
 

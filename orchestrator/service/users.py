@@ -14,9 +14,9 @@ import secrets
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from orchestrator.errors import XcplabError
 from orchestrator.service.errors import Unauthorized
 from orchestrator.service.models import Token, User
+from xcplab_contract.errors import XcplabError
 
 TOKEN_PREFIX = "xcp_"
 

@@ -1,14 +1,13 @@
 """Where samples go: the run directory always, InfluxDB when configured.
 
-InfluxSink (httpx) is imported lazily: the agent imports `columns` from here and
-must not pay for an HTTP client it never uses.
+InfluxSink (httpx) is imported lazily: a run that writes only files does not pay for
+an HTTP client. The column layout is `xcplab_contract.columns`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.sinks.columns import COLUMNS, TAGS
 from orchestrator.sinks.csv_sink import CsvSink
 
 if TYPE_CHECKING:
@@ -42,4 +41,4 @@ class Sinks:
         return out
 
 
-__all__ = ["COLUMNS", "TAGS", "CsvSink", "InfluxSink", "Sinks"]
+__all__ = ["CsvSink", "InfluxSink", "Sinks"]

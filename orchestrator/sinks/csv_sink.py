@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-from orchestrator.sinks.columns import COLUMNS
+from xcplab_contract.columns import COLUMNS
 
 
 def _cell(v: Any) -> Any:

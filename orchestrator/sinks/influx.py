@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from orchestrator.sinks.columns import COLUMNS, TAGS
+from xcplab_contract.columns import COLUMNS, TAGS
 
 
 def _esc_tag(v: str) -> str:

@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.spec import bounds
 from orchestrator.spec.bounded import check_bounds
 from orchestrator.spec.loader import Lines, format_path, load_yaml
@@ -21,6 +20,7 @@ from orchestrator.spec.overrides import apply_overrides
 from orchestrator.spec.problems import error_paths, from_validation_error, prune
 from orchestrator.spec.resolve import expand_links, resolve
 from orchestrator.spec.resolved import ResolvedSpec
+from xcplab_contract.errors import SpecError, SpecProblem
 
 __all__ = ["ResolvedSpec", "Spec", "load_spec", "load_spec_text", "parse_spec", "read_spec_text"]
 

@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from orchestrator import units
-from orchestrator.errors import SpecError
 from orchestrator.spec import bounds
 from orchestrator.spec.bounds import Bound
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.models import LinkParams, Spec
 from orchestrator.spec.queue import KIND_FIELDS, QueueSpec
 from orchestrator.spec.resolved import RDirection, ResolvedSpec
+from xcplab_contract.errors import SpecError
 
 MTU = 1500  # bytes a buffered packet may take (orchestrator/plan/engine.py)
 
@@ -126,8 +126,8 @@ def _held_bytes(r: ResolvedSpec) -> list[tuple[int, int]]:
     if not over or all(x.a_to_b.buffer.unit != "bdp" and x.b_to_a.buffer.unit != "bdp"
                        for x in r.links):
         return held
-    from orchestrator.errors import XcplabError
     from orchestrator.plan.planner import make_plan
+    from xcplab_contract.errors import XcplabError
 
     try:
         plan = make_plan(r, "bounds")

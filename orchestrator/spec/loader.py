@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.spec import bounds, guard
+from xcplab_contract.errors import SpecError, SpecProblem
 
 PathT = tuple[str | int, ...]
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
-from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.spec import bounds
 from orchestrator.spec.guard import ShapeError
 from orchestrator.spec.loader import Lines, PathT, format_path, parse_yaml_value
+from xcplab_contract.errors import SpecError, SpecProblem
 
 _PATH_HELP = "write e.g. duration, links[0].capacity or links[bottleneck].delay"
 _PART = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from orchestrator.errors import SpecProblem
 from orchestrator.spec.loader import Lines, PathT
+from xcplab_contract.errors import SpecProblem
 
 
 def _unwrap(tp: Any) -> Any:

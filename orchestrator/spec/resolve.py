@@ -15,7 +15,6 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.errors import SpecError, SpecProblem
 from orchestrator.spec import checks, when
 from orchestrator.spec.flows import resolve_flows
 from orchestrator.spec.loader import Lines, PathT
@@ -32,6 +31,7 @@ from orchestrator.spec.resolved import (
     RQueue,
 )
 from orchestrator.units import Buffer
+from xcplab_contract.errors import SpecError, SpecProblem
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from orchestrator.errors import SpecError, SpecProblem, XcplabError
+from xcplab_contract.errors import SpecError, SpecProblem, XcplabError
 
 
 @dataclass(frozen=True)

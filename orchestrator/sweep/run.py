@@ -18,11 +18,11 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator.errors import XcplabError
 from orchestrator.spec import bounds
 from orchestrator.sweep.grid import Param, Point, check_run_count, expand
 from orchestrator.sweep.plot import plot_sweep
 from orchestrator.sweep.table import make_row, write_table
+from xcplab_contract.errors import XcplabError
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

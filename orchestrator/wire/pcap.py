@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.errors import XcplabError
 from orchestrator.wire.xcp_header import IP_PROTO_XCP, ParseResult, parse_header
+from xcplab_contract.errors import XcplabError
 
 LINKTYPE_ETHERNET = 1
 LINKTYPE_RAW = 101

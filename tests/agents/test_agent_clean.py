@@ -80,7 +80,7 @@ def test_without_state_the_tag_from_the_run_id_still_finds_the_namespaces(
         tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from orchestrator.plan.naming import run_tag
+    from xcplab_contract.naming import run_tag
     run_id = "lost-20260101T000000-" + os.urandom(2).hex()
     share = three_node_share()
     tag = run_tag(run_id)

@@ -10,8 +10,8 @@ import pytest
 from agents.engines import EngineGroup, start_engine
 from agents.procs import ProcessTable
 from agents.state import RunState
-from orchestrator import paths
-from orchestrator.errors import BackendError, XcplabError
+from xcplab_contract import paths
+from xcplab_contract.errors import BackendError, XcplabError
 
 
 def _engine() -> Path:

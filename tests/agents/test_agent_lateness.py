@@ -59,7 +59,7 @@ class _Group:
 def test_engine_rows_carry_the_frames_lost_outside_the_model() -> None:
     from agents.link_sampler import RateTracker
     from agents.sampler import Sampler
-    from orchestrator.sinks.columns import COLUMNS
+    from xcplab_contract.columns import COLUMNS
 
     fid = {"late_timers": 0, "max_lateness_us": 5, "cpu_seconds": 0.5, "rx_socket_drops": 7,
            "tx_errors": 1, "rx_truncated": 2, "arrival_stamps_clamped": 3}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.link_sampler import PortDir, RateTracker, engine_rows, xcp_columns
-from orchestrator.sinks.columns import COLUMNS
+from xcplab_contract.columns import COLUMNS
 
 
 def _stats(out_bytes: int, q: int = 3) -> dict:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from orchestrator.paths import tool
+from xcplab_contract.paths import tool
 
 
 @dataclass(frozen=True)

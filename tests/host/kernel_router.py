@@ -20,7 +20,7 @@ from typing import Any
 
 from topology import Topology, tool_built
 
-from orchestrator.paths import tool
+from xcplab_contract.paths import tool
 
 SPEC = """\
 name: kernel-router

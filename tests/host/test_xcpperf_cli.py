@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kernel_router import client, kernel_router, nft_rules, xcpperf_built
 
-from orchestrator.paths import tool
+from xcplab_contract.paths import tool
 
 pytestmark = pytest.mark.skipif(not xcpperf_built(), reason="xcpperf not built (make build)")
 

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from orchestrator import paths
-from orchestrator.errors import XcplabError
+from xcplab_contract import paths
+from xcplab_contract.errors import XcplabError
 
 THREE_NODE = """\
 name: three

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from run_helpers import abandon_run, netns_with, router_mode, write_spec
 
-from orchestrator.plan.naming import run_tag
+from xcplab_contract.naming import run_tag
 
 pytestmark = pytest.mark.root
 

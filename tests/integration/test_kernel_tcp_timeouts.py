@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from run_helpers import netns_with, router_mode, xcplab
 
-from orchestrator.plan.naming import run_tag
+from xcplab_contract.naming import run_tag
 
 pytestmark = pytest.mark.root
 

@@ -14,7 +14,7 @@ import pytest
 from run_helpers import abandon_run, netns_with, router_mode, write_spec, xcplab
 
 from agents.state import proc_starttime
-from orchestrator.plan.naming import run_tag
+from xcplab_contract.naming import run_tag
 
 pytestmark = pytest.mark.root
 

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from run_helpers import netns_with, router_mode, xcplab
 
-from orchestrator import paths
-from orchestrator.errors import XcplabError
-from orchestrator.plan.naming import run_tag
+from xcplab_contract import paths
+from xcplab_contract.errors import XcplabError
+from xcplab_contract.naming import run_tag
 
 pytestmark = pytest.mark.root
 

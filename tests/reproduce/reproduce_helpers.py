@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator import paths
 from orchestrator.analysis import verdicts
-from orchestrator.errors import XcplabError
+from xcplab_contract import paths
+from xcplab_contract.errors import XcplabError
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = REPO / "experiments"

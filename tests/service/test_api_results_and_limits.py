@@ -8,8 +8,8 @@ import tarfile
 import pytest
 from svc_helpers import Api, spec_text
 
-from orchestrator.errors import SpecError
 from orchestrator.spec import load_spec_text
+from xcplab_contract.errors import SpecError
 
 
 def _validator_lines(text: str) -> list[str]:

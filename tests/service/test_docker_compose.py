@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from dockerd_proc import Dockerd
 
-from orchestrator.paths import BUILD_DIR
+from xcplab_contract.paths import BUILD_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 # building the images (debootstrap) alone takes minutes

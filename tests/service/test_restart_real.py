@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from server_proc import Server, cli, wait_state
 
-from orchestrator.plan.naming import run_tag
+from xcplab_contract.naming import run_tag
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

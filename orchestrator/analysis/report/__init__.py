@@ -17,7 +17,7 @@ from orchestrator.analysis.report.page import CSS, Page, to_html, to_markdown
 from orchestrator.analysis.report.run import run_page
 from orchestrator.analysis.report.sweep import sweep_page
 from orchestrator.analysis.report.sweep_data import load_sweep
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 __all__ = ["Page", "run_page", "sweep_page", "to_html", "to_markdown", "write_report"]
 

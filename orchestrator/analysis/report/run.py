@@ -9,7 +9,7 @@ from typing import Any
 
 from orchestrator.analysis import verdicts
 from orchestrator.analysis.report.page import Page, num
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 
 def verdict(e: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 BUSY_FRACTION = 0.10  # a link is shown when its mean utilisation exceeds 10 % of the busiest
 MAX_LINKS = 6

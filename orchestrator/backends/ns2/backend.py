@@ -23,8 +23,8 @@ from orchestrator.backends.base import Backend, drain
 from orchestrator.backends.ns2.mapping import NS_VERSION_EXPECTED, refusals
 from orchestrator.backends.ns2.script import write_script
 from orchestrator.backends.ns2.traces import parse_samples
-from orchestrator.errors import XcplabError
-from orchestrator.plan.model import Plan
+from xcplab_contract.errors import XcplabError
+from xcplab_contract.plan import Plan
 
 OPTIONS = ("ns",)
 ROWS_PER_MESSAGE = 5000

@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.plan.model import Direction, Flow, Plan
+from xcplab_contract.plan import Direction, Flow, Plan
 
 NS_VERSION_EXPECTED = "2.35"
 WIRE_BYTES = 1500  # one data packet on the wire (IPv4 total length), as the emulator's MTU

@@ -28,7 +28,7 @@ from orchestrator.backends.ns2.mapping import (
     queue_limit_packets,
     red_settings,
 )
-from orchestrator.plan.model import Plan
+from xcplab_contract.plan import Plan
 
 
 def _num(v: float) -> str:

@@ -1,6 +1,6 @@
 """ns-2 samples (script.py's `L` and `F` lines) -> metrics/link.csv and flow.csv rows.
 
-Columns are the emulator's (orchestrator/sinks/columns.py), in the same units:
+Columns are the emulator's (xcplab_contract/columns.py), in the same units:
 - link: cumulative counters from the direction's queue monitor; rate and
   utilisation per interval (empty on the first sample, as the engine's);
   drops_loss from the error model's own counter; TTL/route/malformed/link-down
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 SRTT_SCALE = 8  # ns-2 Agent/TCP T_SRTT_BITS = 3: t_srtt_ is srtt x 8, in tcpTick_ units
 

@@ -12,7 +12,7 @@ from orchestrator.archive.listing import list_runs
 from orchestrator.archive.reproduce import compare, diff_paths, load_archive
 from orchestrator.archive.seal import seal
 from orchestrator.cli import main
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 
 def make_run(out: Path, run_id: str, status: str | None = "completed", seed: int = 42) -> Path:

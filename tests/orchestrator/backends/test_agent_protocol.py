@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.backends.agent_link import AgentLink
-from orchestrator.errors import BackendError
+from xcplab_contract.errors import BackendError
 
 
 def test_ping_errors_and_exit_on_eof(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from orchestrator.backends import get_backend, names
 from orchestrator.backends.netns import NetnsBackend
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 
 def test_netns_is_registered() -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from agents import nsops
-from orchestrator import paths
 from orchestrator.backends import get_backend
-from orchestrator.errors import XcplabError
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec_text
+from xcplab_contract import paths
+from xcplab_contract.errors import XcplabError
 
 pytestmark = pytest.mark.root
 

@@ -8,10 +8,10 @@ import pytest
 
 from orchestrator.backends.ns2.mapping import refusals
 from orchestrator.cli import main
-from orchestrator.errors import XcplabError
 from orchestrator.plan.planner import make_plan
 from orchestrator.runner import execute_run
 from orchestrator.spec import load_spec_text
+from xcplab_contract.errors import XcplabError
 
 BASE = """\
 name: refuse

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.paths import REPO_ROOT
 from orchestrator.runner import RunResult, execute_run
+from xcplab_contract.paths import REPO_ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("ns") is None,
                                 reason="ns-2 not installed (Debian package ns2)")

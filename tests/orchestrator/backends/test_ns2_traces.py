@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.backends.ns2.traces import parse_samples
-from orchestrator.errors import XcplabError
-from orchestrator.sinks.columns import COLUMNS
+from xcplab_contract.columns import COLUMNS
+from xcplab_contract.errors import XcplabError
 
 MAPPING = {
     "directions": [{"index": 0, "link": "r1->r2", "node": "r1", "port": "r1:eth1",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.errors import SpecError
-from orchestrator.plan.model import Plan
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec_text
+from xcplab_contract.errors import SpecError
+from xcplab_contract.plan import Plan
 
 THREE_HOSTS = """\
 name: flows

@@ -7,9 +7,9 @@ import pytest
 from flow_spec_helpers import three_hosts
 
 from orchestrator.analysis.run_context import RunContext
-from orchestrator.plan.model import Plan
 from orchestrator.plan.render import render
 from orchestrator.spec import load_spec_text
+from xcplab_contract.plan import Plan
 
 
 def spec(flows: str, defaults: str = "parallel: 1") -> str:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.errors import XcplabError
-from orchestrator.paths import tool
-from orchestrator.plan.model import Plan
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec
+from xcplab_contract.errors import XcplabError
+from xcplab_contract.paths import tool
+from xcplab_contract.plan import Plan
 
 REPO = Path(__file__).resolve().parents[3]
 SPECS = [REPO / "experiments" / "quickstart.yaml", *sorted((REPO / "experiments" / "examples")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.plan import naming
-from orchestrator.plan.model import (
+from xcplab_contract import naming
+from xcplab_contract.plan import (
     ControlCommand,
     Direction,
     Endpoint,

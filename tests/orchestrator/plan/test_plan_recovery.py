@@ -7,8 +7,8 @@ import pytest
 from flow_spec_helpers import three_hosts
 
 from agents.from_plan import share_for
-from orchestrator.plan.model import Plan
 from orchestrator.plan.render import render
+from xcplab_contract.plan import Plan
 
 
 def spec(flows: str, recovery: str = "sack") -> str:

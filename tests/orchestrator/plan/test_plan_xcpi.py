@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.errors import SpecError
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec, load_spec_text
+from xcplab_contract.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[3]
 FIG2C = REPO / "experiments" / "xcpi" / "fig2c-xcpi-oracle.yaml"

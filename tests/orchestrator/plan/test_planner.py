@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.plan.model import Plan
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec, load_spec_text
+from xcplab_contract.plan import Plan
 
 REPO = Path(__file__).resolve().parents[3]
 QUICKSTART = REPO / "experiments" / "quickstart.yaml"

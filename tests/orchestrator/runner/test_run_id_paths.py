@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import main
-from orchestrator.errors import XcplabError
 from orchestrator.runner import execute_run
 from orchestrator.runner.run_id import check_run_id, new_run_id
+from xcplab_contract.errors import XcplabError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spec"))
 from spec_cases import BASE

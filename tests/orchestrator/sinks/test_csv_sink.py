@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from orchestrator.sinks import CsvSink
-from orchestrator.sinks.columns import COLUMNS
+from xcplab_contract.columns import COLUMNS
 
 
 def test_every_measurement_file_has_its_header_and_rows(tmp_path: Path) -> None:

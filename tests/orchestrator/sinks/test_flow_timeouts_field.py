@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from orchestrator.sinks.columns import COLUMNS, TAGS
 from orchestrator.sinks.csv_sink import CsvSink
 from orchestrator.sinks.influx import to_line
+from xcplab_contract.columns import COLUMNS, TAGS
 
 ROW = {"t_s": 1.0, "flow": "t", "stream": "41000", "proto": "tcp", "src": "h1", "dst": "h2",
        "bytes": 10, "retransmits": 4, "timeouts": 2}

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spec_cases import BASE
 
-from orchestrator.errors import SpecError
 from orchestrator.spec import load_spec_text
 from orchestrator.spec.loader import load_yaml
 from orchestrator.spec.overrides import apply_override
+from xcplab_contract.errors import SpecError
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])

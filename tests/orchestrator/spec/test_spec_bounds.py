@@ -11,8 +11,8 @@ import pytest
 from spec_cases import BASE, edit
 
 from orchestrator.cli import main
-from orchestrator.errors import SpecError
 from orchestrator.spec import bounds, load_spec, load_spec_text
+from xcplab_contract.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from orchestrator.errors import SpecError
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec_text
+from xcplab_contract.errors import SpecError
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "experiments" / "examples"
 VALUES: list[Any] = [None, 0, -1, 1.5, "", "x", "10", "1%", "5ms", "30Mbps", "1BDP", [], {},

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from spec_cases import BASE, edit
 
-from orchestrator.errors import SpecError
 from orchestrator.spec import load_spec_text
+from xcplab_contract.errors import SpecError
 
 F = "spec.yaml"
 H1 = "  h1: {role: host}\n"

@@ -6,8 +6,8 @@ import datetime
 
 import pytest
 
-from orchestrator.errors import SpecError
 from orchestrator.spec.loader import load_yaml, parse_yaml_value
+from xcplab_contract.errors import SpecError
 
 
 @pytest.mark.parametrize(("text", "value"), [

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from spec_cases import BASE, edit
 
-from orchestrator.errors import SpecError
 from orchestrator.spec import load_spec_text
 from orchestrator.spec.resolved import RBuffer, RLoss, RQueue
+from xcplab_contract.errors import SpecError
 
 DEFAULTS = """\
 defaults:

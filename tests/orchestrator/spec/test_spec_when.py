@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from orchestrator.errors import SpecError
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec_text
+from xcplab_contract.errors import SpecError
 
 BASE = """\
 name: when

@@ -7,10 +7,10 @@ import csv
 import pandas as pd
 import pytest
 
-from orchestrator.errors import XcplabError
 from orchestrator.sweep.grid import Param, expand, parse_param
 from orchestrator.sweep.plot import plot_sweep, x_positions
 from orchestrator.sweep.table import make_row, write_table
+from xcplab_contract.errors import XcplabError
 
 
 def test_parse_param():

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.errors import XcplabError
 from orchestrator.wire.pcap import read_xcp_packets
 from orchestrator.wire.xcp_header import Flags, Status, XcpHeader, encode_header
+from xcplab_contract.errors import XcplabError
 
 MAC_A, MAC_B = bytes.fromhex("020000000001"), bytes.fromhex("020000000002")
 

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from orchestrator.paths import REPO_ROOT
 from orchestrator.wire.xcp_header import (
     Flags,
     Format,
@@ -15,6 +14,7 @@ from orchestrator.wire.xcp_header import (
     encode_header,
     parse_header,
 )
+from xcplab_contract.paths import REPO_ROOT
 
 VECTORS = json.loads((REPO_ROOT / "libxcp" / "testvectors" / "xcp_header.json").read_text())
 

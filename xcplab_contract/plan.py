@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from orchestrator.plan.codec import from_data, to_data
+from xcplab_contract.codec import from_data, to_data
 
 PLAN_FORMAT = 1
 
@@ -188,7 +188,7 @@ class Flow:
     rate_bps: int | None  # XCP desired rate / UDP constant rate; None = unlimited
     path: tuple[str, ...]  # nodes src..dst along the forward route
     rtt_s: float  # round-trip propagation delay along path and reverse path
-    # argv[0] is the tool name; the agent resolves it (orchestrator.paths.tool
+    # argv[0] is the tool name; the agent resolves it (xcplab_contract.paths.tool
     # for xcpperf, $PATH for iperf3). Ready to exec otherwise.
     server_argv: tuple[str, ...]
     client_argv: tuple[str, ...]

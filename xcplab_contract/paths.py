@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from orchestrator.errors import XcplabError
+from xcplab_contract.errors import XcplabError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = Path(os.environ.get("XCPLAB_BUILD_DIR", REPO_ROOT / "build"))
