@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
+from orchestrator.api.progress_hub import ProgressHub
 from orchestrator.service.app_state import Service
 from orchestrator.service.errors import TooLarge, Unauthorized
 from orchestrator.service.models import User
@@ -33,6 +34,14 @@ def get_service(request: Request) -> Service:
 
 
 ServiceDep = Annotated[Service, Depends(get_service)]
+
+
+def get_progress_hub(request: Request) -> ProgressHub:
+    hub: ProgressHub = request.app.state.progress_hub
+    return hub
+
+
+ProgressHubDep = Annotated[ProgressHub, Depends(get_progress_hub)]
 
 
 def get_db(service: ServiceDep) -> Iterator[Session]:

@@ -12,6 +12,7 @@ from orchestrator import __version__
 from orchestrator.api import errors
 from orchestrator.api.body_limit import BodyLimit
 from orchestrator.api.deps import get_settings
+from orchestrator.api.progress_hub import ProgressHub
 from orchestrator.api.routes import experiments, health, runs, sweeps
 from orchestrator.service.app_state import Service
 from orchestrator.service.runfn import RunFunction
@@ -28,6 +29,7 @@ def create_app(*, run_fn: RunFunction | None = None, start_scheduler: bool = Tru
         settings = app.dependency_overrides.get(get_settings, get_settings)()
         service = Service.build(settings, run_fn=run_fn)
         app.state.service = service
+        app.state.progress_hub = ProgressHub(service.sessions, settings.scheduler_poll_s)
         if start_scheduler:
             service.start()
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -11,7 +10,8 @@ from fastapi import APIRouter, Query, status
 from fastapi.concurrency import run_in_threadpool
 from sse_starlette.sse import EventSourceResponse
 
-from orchestrator.api.deps import DB, CurrentUser, ServiceDep, SpecBody, StreamUser
+from orchestrator.api.deps import (DB, CurrentUser, ProgressHubDep, ServiceDep, SpecBody,
+                                   StreamUser)
 from orchestrator.api.schemas import ExperimentOut, ExperimentPage, Submitted
 from orchestrator.service import experiments
 from orchestrator.service.models import TERMINAL, State
@@ -76,9 +76,11 @@ def cancel_experiment(exp_id: str, user: CurrentUser, db: DB,
 @router.get("/{exp_id}/events", response_class=EventSourceResponse,
             responses={200: {"content": {"text/event-stream": {}},
                              "description": "`progress` events, then one `end` event"}})
-async def follow(exp_id: str, user: StreamUser, service: ServiceDep) -> EventSourceResponse:
+async def follow(exp_id: str, user: StreamUser, service: ServiceDep,
+                 hub: ProgressHubDep) -> EventSourceResponse:
     """Live progress as server-sent events: one `progress` event per change, `end` when done.
-    Each poll takes a session and gives it back: a follower holds no connection."""
+    The first snapshot is read with the caller's rights; later ones come from the
+    service's one progress poller, so a follower holds no connection and costs no query."""
 
     def snapshot() -> ExperimentOut:
         with service.sessions() as db:
@@ -88,8 +90,7 @@ async def follow(exp_id: str, user: StreamUser, service: ServiceDep) -> EventSou
 
     async def events() -> AsyncIterator[dict[str, str]]:
         last = None
-        cur = first
-        while True:
+        async for cur in hub.follow(first):
             data = json.dumps({"id": cur.id, "state": cur.state.value,
                                **cur.progress.model_dump()})
             if data != last:
@@ -98,7 +99,5 @@ async def follow(exp_id: str, user: StreamUser, service: ServiceDep) -> EventSou
             if cur.state.value in TERMINAL:
                 yield {"event": "end", "data": cur.model_dump_json()}
                 return
-            await asyncio.sleep(service.settings.scheduler_poll_s)
-            cur = await run_in_threadpool(snapshot)
 
     return EventSourceResponse(events(), ping=15)
