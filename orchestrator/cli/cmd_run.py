@@ -4,6 +4,12 @@ The last line printed is the run directory (scripts rely on it). Exit 0 when the
 run completed faithfully, 3 when it completed but its emulation was not faithful
 (summary.json `fidelity.ok` false: its expectations are "unjudged (unfaithful)"),
 1 when it failed, 130 when cancelled (Ctrl-C / SIGTERM).
+
+`--twin ns2` first runs the same spec (same overrides and seed) in ns-2.35 into
+the sibling directory `<run-id>-ns2`, then on `--backend`, and prints paper |
+ns-2 | xcplab (orchestrator/analysis/report/compare.py); the exit status is the
+emulated run's (1 if the twin failed). A plan ns-2 cannot express is refused
+before anything runs.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from orchestrator.analysis import verdicts
 from orchestrator.backends import names as backend_names
 from orchestrator.runner import Progress as RunProgress
 from orchestrator.runner import RunResult, execute_run
+from orchestrator.runner.run_id import new_run_id
+from xcplab_contract.naming import check_run_id
 from xcplab_contract.errors import XcplabError
 
 
@@ -38,6 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(Linux forwarding, no link emulation) or engine_per=router")
     p.add_argument("--run-id", help="use this run id instead of a generated one")
     p.add_argument("--no-progress", action="store_true", help="plain log lines, no progress bar")
+    p.add_argument("--twin", choices=["ns2"], help="also run the spec in ns-2.35 (first, into "
+                   "<run-id>-ns2 beside the run) and print paper | ns-2 | xcplab")
     p.set_defaults(func=run)
 
 
@@ -93,8 +103,16 @@ def result_tables(res: RunResult) -> list[Table]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.twin:
+        return run_twin(args)
+    res = _execute(args, args.backend, args.run_id, _backend_options(args.backend_opts))
+    _print_result(res)
+    return exit_code(res.status, res.summary)
+
+
+def _execute(args: argparse.Namespace, backend: str, run_id: str | None,
+             opts: dict[str, str]) -> RunResult:
     console = Console(stderr=True)
-    opts = _backend_options(args.backend_opts)
     use_bar = not args.no_progress and console.is_terminal
     bar = Progress(TextColumn("{task.fields[phase]:<9}"), BarColumn(),
                    TextColumn("{task.percentage:>3.0f}%"), TextColumn("{task.fields[msg]}"),
@@ -108,9 +126,13 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"[{p.run_id}] {p.phase}: {p.message}", markup=False, highlight=False)
 
     with bar:
-        res = execute_run(Path(args.spec), out_dir=Path(args.out), backend=args.backend,
-                          influx_url=args.influx, overrides=args.overrides, run_id=args.run_id,
-                          on_progress=on_progress, backend_options=opts)
+        return execute_run(Path(args.spec), out_dir=Path(args.out), backend=backend,
+                           influx_url=args.influx, overrides=args.overrides, run_id=run_id,
+                           on_progress=on_progress, backend_options=opts)
+
+
+def _print_result(res: RunResult) -> None:
+    console = Console(stderr=True)
     out = Console()
     for t in result_tables(res):
         out.print(t)
@@ -126,7 +148,38 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"archive: {res.archive_path}", markup=False, highlight=False)
     sys.stdout.flush()
     print(res.run_dir)
-    return exit_code(res.status, res.summary)
+
+
+def comparison_table(title: str, header: list[str], rows: list[list[str]]) -> Table:
+    """compare.py's rows as the terminal shows them (run and sweep twins)."""
+    table = Table(title=title, title_justify="left")
+    for col in header:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def run_twin(args: argparse.Namespace) -> int:
+    """ns-2 first (fast; refuses what it cannot express), then the emulated run."""
+    from orchestrator.analysis.report.compare import HEADER, comparison_rows
+    from orchestrator.spec import load_spec_text
+
+    if args.backend == args.twin:
+        raise XcplabError(f"--twin {args.twin}: the run's own backend is already {args.backend}")
+    text = Path(args.spec).read_text()
+    name = load_spec_text(text, args.spec, list(args.overrides)).name
+    run_id = check_run_id(args.run_id) if args.run_id else new_run_id(name)
+    twin_res = _execute(args, args.twin, f"{run_id}-{args.twin}", {})
+    _print_result(twin_res)
+    res = _execute(args, args.backend, run_id, _backend_options(args.backend_opts))
+    _print_result(res)
+    Console().print(comparison_table(f"{name}: paper | ns-2 | xcplab", HEADER,
+                                     comparison_rows([twin_res.summary], [res.summary])))
+    print(f"twin: {twin_res.run_dir}")
+    print(res.run_dir)
+    rc = exit_code(res.status, res.summary)
+    return 1 if twin_res.status != "completed" and rc in (0, EXIT_UNFAITHFUL) else rc
 
 
 EXIT_UNFAITHFUL = 3

@@ -5,6 +5,11 @@ One run per combination × repetition (distinct seed per repetition), then
 directory. Exit 0 when every run completed faithfully, 3 when every run completed
 but some were unfaithful (their points say UNFAITHFUL; sweep.csv `fidelity_ok`),
 1 when a run did not complete, 130 when interrupted.
+
+`--twin ns2` first runs the same grid in ns-2.35 (its own sweep directory beside
+the other), then on `--backend`, and prints paper | ns-2 | xcplab per point
+(orchestrator/analysis/report/compare.py; `xcplab report` on both directories
+draws the figure). The exit status is the emulated sweep's.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 
 from rich.console import Console
 
-from orchestrator.cli.cmd_run import EXIT_UNFAITHFUL
+from orchestrator.cli.cmd_run import EXIT_UNFAITHFUL, comparison_table
 from orchestrator.sweep.grid import Point, parse_param
 from orchestrator.sweep.run import plan_sweep, run_sweep
 from xcplab_contract.errors import XcplabError
@@ -34,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend-opt", dest="backend_opts", action="append", default=[],
                    metavar="KEY=VALUE")
     p.add_argument("--influx", metavar="URL")
+    p.add_argument("--twin", choices=["ns2"], help="also run the grid in ns-2.35 (first, as "
+                   "its own sweep beside this one) and print paper | ns-2 | xcplab per point")
     p.add_argument("--dry-run", action="store_true",
                    help="validate every point and print the grid; run nothing")
     p.set_defaults(func=sweep)
@@ -65,9 +72,19 @@ def sweep(args: argparse.Namespace) -> int:
     def on_result(row: dict) -> None:
         console.print(result_line(row), highlight=False)
 
+    twin = None
+    if args.twin:
+        if args.twin == args.backend:
+            raise XcplabError(f"--twin {args.twin}: the sweep's own backend is already "
+                              f"{args.backend}")
+        console.print(f"twin: the grid in {args.twin} first", highlight=False)
+        twin = run_sweep(Path(args.spec), params, args.repeat, Path(args.out),
+                         backend=args.twin, on_point=on_point, on_result=on_result)
     res = run_sweep(Path(args.spec), params, args.repeat, Path(args.out),
                     backend=args.backend, backend_options=opts, influx_url=args.influx,
                     on_point=on_point, on_result=on_result)
+    if twin is not None:
+        print_twin(twin.directory, res.directory)
     done = sum(1 for r in res.rows if r["status"] == "completed")
     console.print(f"{done}/{len(res.rows)} runs completed; table {res.table}"
                   + (f", plot {res.plot}" if res.plot else ""), highlight=False)
@@ -83,6 +100,18 @@ def sweep(args: argparse.Namespace) -> int:
                       highlight=False)
         return EXIT_UNFAITHFUL
     return 0
+
+
+def print_twin(ns2_dir: Path, emu_dir: Path) -> None:
+    """paper | ns-2 | xcplab per point of two sweeps of one grid."""
+    from orchestrator.analysis.report.compare import HEADER
+    from orchestrator.analysis.report.sweep_data import load_sweep
+    from orchestrator.analysis.report.twin import sweep_rows
+
+    ns2 = load_sweep(ns2_dir)
+    Console().print(comparison_table(f"{ns2.experiment}: paper | ns-2 | xcplab per point",
+                                     ["point", *HEADER], sweep_rows(ns2, load_sweep(emu_dir))))
+    print(f"twin: {ns2_dir}")
 
 
 def result_line(row: dict[str, Any]) -> str:

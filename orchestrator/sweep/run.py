@@ -63,16 +63,14 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
               influx_url: str | None = None,
               on_point: Callable[[Point, int], None] | None = None,
               on_result: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
-    try:
-        from orchestrator.runner import execute_run
-    except ImportError as e:
-        raise XcplabError(f"the runner is not available in this build ({e})") from e
+    from orchestrator.runner import execute_run
     name, points = plan_sweep(spec_path, params, repeat)
     sweep_id = new_sweep_id(name)
     sdir = Path(out_dir) / sweep_id
     sdir.mkdir(parents=True)
     (sdir / "sweep.json").write_text(json.dumps({
-        "sweep": sweep_id, "spec": str(spec_path), "experiment": name, "repeat": repeat,
+        "sweep": sweep_id, "spec": str(spec_path), "experiment": name, "backend": backend,
+        "repeat": repeat,
         "params": [{"path": p.path, "values": list(p.values)} for p in params],
         "points": [{"index": p.index, "overrides": p.overrides, "repetition": p.repetition,
                     "seed": p.seed} for p in points],

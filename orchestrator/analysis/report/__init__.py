@@ -2,9 +2,10 @@
 
 One page per run (checks, flows, links, the run's figures), one per sweep (per
 point mean ± sd, checks per point, failed checks, the figure against the swept
-parameter), one per paper figure drawn from several sweeps (figure.py), and an
-index. Figures are written or copied next to the pages, so the report directory
-is self-contained and can be published as is.
+parameter), one per paper figure drawn from several sweeps (figure.py), one per
+scenario run both on ns-2 and emulated (paper | ns-2 | xcplab: twin.py, compare.py),
+and an index. Figures are written or copied next to the pages, so the report
+directory is self-contained and can be published as is.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from orchestrator.analysis.report.page import CSS, Page, to_html, to_markdown
 from orchestrator.analysis.report.run import run_page
 from orchestrator.analysis.report.sweep import sweep_page
 from orchestrator.analysis.report.sweep_data import load_sweep
+from orchestrator.analysis.report.twin import run_pairs, sweep_pairs, twin_run_page, twin_sweep_page
 from xcplab_contract.errors import XcplabError
 
 __all__ = ["Page", "run_page", "sweep_page", "to_html", "to_markdown", "write_report"]
@@ -34,7 +36,9 @@ def write_report(inputs: list[Path], out: Path) -> list[Path]:
         else:
             raise XcplabError(f"{d}: not a run directory (summary.json) or a sweep directory "
                               "(sweep.csv)")
-    pages = [figure_page(g, out) for g in figure_groups(sweeps)]
+    pages = [twin_run_page(exp, ns2, emu, out) for exp, (ns2, emu) in run_pairs(runs).items()]
+    pages += [twin_sweep_page(a, b, out) for a, b in sweep_pairs(sweeps)]
+    pages += [figure_page(g, out) for g in figure_groups(sweeps)]
     pages += [sweep_page(sw, out) for sw in sweeps]
     pages += [run_page(d, out) for d in runs]
     written = []

@@ -35,6 +35,10 @@ def _expectations(sw: Sweep, rows: list[dict[str, str]]) -> list[tuple[dict[str,
         "expectations") or []]
 
 
+_COLUMN_OF = {"NOT REPRODUCED": ("FAIL", " (not reproduced)"),
+              "UNJUDGED (unfaithful)": ("SKIP", " (unjudged)")}
+
+
 def check_rows(sw: Sweep, label: str = "") -> list[list[str]]:
     """Per check name: the paper's text, bound, and the points where it passed/failed/skipped."""
     by_check: dict[str, dict[str, Any]] = {}
@@ -46,7 +50,11 @@ def check_rows(sw: Sweep, label: str = "") -> list[list[str]]:
                 "PASS": {}, "FAIL": {}, "SKIP": {}})
             if isinstance(e.get("bound"), (int, float)):
                 c["bound"] = e["bound"]
-            c[verdict(e)].setdefault(where, []).append(e)
+            v = verdict(e)
+            # not reproduced reads as a failure, unjudged (unfaithful run) as a skip, each
+            # named at its point (they once raised KeyError here)
+            column, tag = _COLUMN_OF.get(v, (v, ""))
+            c[column].setdefault(where + tag, []).append(e)
     out = []
     for name, c in by_check.items():
         cells = []
