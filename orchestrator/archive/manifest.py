@@ -45,6 +45,20 @@ def _seed(run_dir: Path) -> int | None:
     return None
 
 
+def _backend(run_dir: Path) -> dict[str, Any] | None:
+    """Which backend realised the run, and what it recorded of itself (`deploy.provenance`:
+    e.g. the ns2 backend's ns version, package and exact parameter mapping)."""
+    try:
+        s = json.loads((run_dir / "summary.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not isinstance(s, dict) or "backend" not in s:
+        return None
+    deploy = s.get("deploy") if isinstance(s.get("deploy"), dict) else {}
+    return {"name": s.get("backend"), "kind": s.get("backend_kind"),
+            "options": s.get("backend_options"), **(deploy.get("provenance") or {})}
+
+
 def build_manifest(run_dir: Path) -> dict[str, Any]:
     files = {p.relative_to(run_dir).as_posix(): {"sha256": sha256_file(p),
                                                  "bytes": p.stat().st_size}
@@ -55,6 +69,7 @@ def build_manifest(run_dir: Path) -> dict[str, Any]:
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "seed": _seed(run_dir),
         "versions": versions(),
+        "backend": _backend(run_dir),
         "machine": machine(),
         "files": files,
     }

@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.backends.base import Backend, drain
-from orchestrator.backends.ns2.mapping import NS_VERSION_EXPECTED, refusals
+from orchestrator.backends.ns2.mapping import (
+    NS2_DEFAULTS_READ,
+    NS_VERSION_EXPECTED,
+    parameter_record,
+    refusals,
+)
 from orchestrator.backends.ns2.script import write_script
 from orchestrator.backends.ns2.traces import parse_samples
 from xcplab_contract.errors import XcplabError
@@ -30,17 +35,63 @@ OPTIONS = ("ns",)
 ROWS_PER_MESSAGE = 5000
 
 
-def ns_version(ns: str) -> str:
-    """ns-2's own version string ("2.35"), from a one-line script on stdin."""
+def _ns_lines(ns: str, script: str) -> list[str]:
     try:
-        p = subprocess.run([ns], input="puts [ns-version]\nexit 0\n", capture_output=True,
-                           text=True, timeout=30, check=False)
+        p = subprocess.run([ns], input=script + "exit 0\n", capture_output=True, text=True,
+                           timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise XcplabError(f"{ns}: cannot run: {e}") from e
     out = p.stdout.strip().splitlines()
     if p.returncode != 0 or not out:
-        raise XcplabError(f"{ns}: `ns-version` failed (exit {p.returncode}): {p.stderr.strip()}")
-    return out[-1].strip()
+        raise XcplabError(f"{ns}: probe script failed (exit {p.returncode}): {p.stderr.strip()}")
+    return out
+
+
+def ns_version(ns: str) -> str:
+    """ns-2's own version string ("2.35"), from a one-line script on stdin."""
+    return _ns_lines(ns, "puts [ns-version]\n")[-1].strip()
+
+
+def ns_probe(ns: str) -> dict[str, Any]:
+    """The installed ns: its version, its Debian package, and the defaults the mapping relies
+    on (NS2_DEFAULTS_READ), read from the binary; a default other than the one assumed is
+    refused (the packet sizes would be wrong)."""
+    keys = list(NS2_DEFAULTS_READ)
+    script = "puts [ns-version]\n" + "".join(f"puts [{cls} set {var}]\n" for cls, var in keys)
+    out = _ns_lines(ns, script)
+    if len(out) != len(keys) + 1:
+        raise XcplabError(f"{ns}: probe printed {len(out)} lines, expected {len(keys) + 1}")
+    defaults: dict[str, Any] = {}
+    for (cls, var), text in zip(keys, out[1:], strict=True):
+        value: Any = text.strip()
+        try:
+            value = float(value) if "." in value else int(value)
+        except ValueError:
+            pass
+        want = NS2_DEFAULTS_READ[(cls, var)]
+        if want is not None and str(value) != str(want):
+            raise XcplabError(f"{ns}: {cls} {var} is {value}, the ns2 backend's mapping "
+                              f"assumes {want}")
+        defaults[f"{cls} {var}"] = value
+    return {"ns_version": out[0].strip(), "package": _package(ns), "defaults": defaults}
+
+
+def _package(ns: str) -> str:
+    """The Debian package that installed `ns` ("ns2 2.35+dfsg-5"), or why it is unknown."""
+    path = shutil.which(ns)
+    if path is None:
+        return "unknown: not on PATH"
+    try:
+        owner = subprocess.run(["dpkg-query", "-S", str(Path(path).resolve())],
+                               capture_output=True, text=True, timeout=10, check=False)
+        pkg = owner.stdout.split(":", 1)[0].strip() if owner.returncode == 0 else ""
+        if not pkg:
+            return f"unknown: {path} belongs to no Debian package"
+        ver = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg], capture_output=True,
+                             text=True, timeout=10, check=False)
+        return f"{pkg} {ver.stdout.strip()}"
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unknown: {e}"
 
 
 class Ns2Backend(Backend):
@@ -54,6 +105,7 @@ class Ns2Backend(Backend):
                 raise XcplabError(f"ns2 backend: unknown option {k!r} (valid: {', '.join(OPTIONS)})")
         self.ns = str(self.options.get("ns", "ns"))
         self.plan: Plan | None = None
+        self.probe: dict[str, Any] = {}
         self.mapping: dict[str, Any] = {}
         self.proc: subprocess.Popen[str] | None = None
         self.stream: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -74,27 +126,33 @@ class Ns2Backend(Backend):
             raise XcplabError("ns-2.35 cannot run this plan:\n  " + "\n  ".join(problems))
         if shutil.which(self.ns) is None:
             raise XcplabError(f"{self.ns} not found (Debian package ns2)")
-        version = ns_version(self.ns)
+        self.probe = ns_probe(self.ns)
+        version = self.probe["ns_version"]
         if version != NS_VERSION_EXPECTED:
             raise XcplabError(f"{self.ns} is ns-{version}; the ns2 backend writes "
                               f"ns-{NS_VERSION_EXPECTED} scripts")
-        self.mapping["ns_version"] = version
 
     def apply(self, plan: Plan) -> dict[str, Any]:
         self.plan = plan
         self.dir.mkdir(parents=True, exist_ok=True)
         text, mapping = write_script(plan, "samples.tr")  # ns runs in run_dir/ns2
-        self.mapping = {**mapping, "ns_version": self.mapping.get("ns_version"),
-                        "ns": shutil.which(self.ns) or self.ns}
+        binary = shutil.which(self.ns) or self.ns
+        self.mapping = {**mapping, "ns_version": self.probe["ns_version"], "ns": binary,
+                        "ns_package": self.probe["package"],
+                        "ns_defaults": self.probe["defaults"]}
         (self.dir / "run.tcl").write_text(text)
         (self.dir / "mapping.json").write_text(json.dumps(self.mapping, indent=2) + "\n")
         substitutions = {f["id"]: f["substitutions"] for f in mapping["flows"]
                          if f["substitutions"]}
-        return {"kind": self.kind, "simulator": f"ns-{self.mapping['ns_version']}",
+        # what the manifest records of this backend (orchestrator/archive/manifest.py)
+        provenance = {"simulator": f"ns-{self.probe['ns_version']}", "binary": binary,
+                      "package": self.probe["package"],
+                      "parameters": parameter_record(mapping, self.probe["defaults"])}
+        return {"kind": self.kind, "simulator": f"ns-{self.probe['ns_version']}",
                 "script": "ns2/run.tcl", "mapping": "ns2/mapping.json",
-                "substitutions": substitutions}
+                "substitutions": substitutions, "provenance": provenance}
 
-    def start(self) -> None:
+    def start(self, at: float | None = None) -> None:  # a simulation: wall clock unused
         assert self.plan is not None
         out = open(self.dir / "ns.stdout", "w")  # noqa: SIM115 - closed by the thread
         err = open(self.dir / "ns.stderr", "w")  # noqa: SIM115

@@ -55,6 +55,49 @@ RED_PARAMS: dict[str, tuple[str, Any]] = {
 
 NS2_QUEUE = {"droptail": "DropTail", "red": "RED", "xcp": "XCP"}
 
+# Defaults of the installed ns the mapping relies on, read from the binary itself when a
+# run is prepared (backend.ns_probe) and recorded in mapping.json and the manifest:
+# (ns-2 class, variable) -> the value the mapping assumes (None: recorded, not assumed).
+NS2_DEFAULTS_READ: dict[tuple[str, str], Any] = {
+    ("Agent/TCP", "tcpip_base_hdr_size_"): TCPIP_HEADER_BYTES,
+    ("Agent/TCP", "ts_option_size_"): TIMESTAMP_OPTION_BYTES,
+    ("Agent/TCP/Reno/XCP", "timestamps_"): "true",  # hence the 10 B option on XCP packets
+    ("Agent/TCP", "timestamps_"): "false",
+    ("Agent/TCP", "tcpTick_"): None,  # timer granularity (s)
+    ("Agent/TCP", "minrto_"): None,  # RTO floor (s)
+    ("Agent/TCP", "maxrto_"): None,
+    ("Agent/TCP", "windowInit_"): None,  # initial window (packets)
+    ("Agent/TCP", "maxburst_"): None,  # 0 = no cap on a burst
+    ("Agent/TCPSink/DelAck", "interval_"): None,  # delayed-ACK timer
+    ("Queue/XCP", "tcp_xcp_on_"): None,  # 0: one XCP queue, no TCP/XCP split
+}
+
+
+def parameter_record(mapping: dict[str, Any], ns_defaults: dict[str, Any]) -> dict[str, Any]:
+    """The exact parameter mapping of one run, as the manifest records it: XCP constants and
+    control interval, queue limits in packets per direction, header sizes, TCP agents."""
+    xcp_dirs = {d["link"]: d["xcp"]["set-link-capacity"] for d in mapping["directions"]
+                if "xcp" in d}
+    return {
+        "xcp": {**{k: NS2_XCP_CONSTANTS[k] for k in ("alpha", "beta", "gamma")},
+                "control_interval": "the flows' average RTT, sum(rtt*size/throughput) / "
+                                    "sum(size/throughput) over the last interval's XCP "
+                                    "packets (xcpq.cc), floored at min_interval_s",
+                **{k: v for k, v in NS2_XCP_CONSTANTS.items()
+                   if k not in ("alpha", "beta", "gamma")},
+                "set-link-capacity_bps": xcp_dirs},
+        "queue_limits_packets": {d["link"]: d["limit_packets"] for d in mapping["directions"]},
+        "queues": {d["link"]: d["queue"] for d in mapping["directions"]},
+        "headers": {"wire_packet_bytes": WIRE_BYTES, "tcpip_header_bytes": TCPIP_HEADER_BYTES,
+                    "timestamp_option_bytes_xcp": TIMESTAMP_OPTION_BYTES,
+                    "xcp_header_bytes": 0,  # ns-2's hdr_xcp adds nothing to a packet's size
+                    "payload_bytes": {f["id"]: f["packetSize_"] for f in mapping["flows"]}},
+        "agents": {f["id"]: {k: f[k] for k in ("agent", "sink", "packetSize_", "windowOption_",
+                                               "substitutions")} for f in mapping["flows"]},
+        "receiver_window_packets": RECEIVER_WINDOW_PACKETS,
+        "ns_defaults": ns_defaults,
+    }
+
 
 @dataclass(frozen=True)
 class AgentMap:

@@ -67,6 +67,24 @@ def test_the_run_directory_keeps_the_script_and_mapping(fig2b: RunResult) -> Non
     assert (d / "plots" / "links.png").is_file()
 
 
+def test_the_manifest_records_the_ns_version_and_the_exact_parameter_mapping(
+        fig2b: RunResult) -> None:
+    be = json.loads((fig2b.run_dir / "manifest.json").read_text())["backend"]
+    assert be["name"] == "ns2" and be["kind"] == "simulated" and be["simulator"] == "ns-2.35"
+    assert be["package"].startswith("ns2 2.35")  # read from dpkg, not assumed
+    par = be["parameters"]
+    assert (par["xcp"]["alpha"], par["xcp"]["beta"], par["xcp"]["gamma"]) == (0.4, 0.226, 0.1)
+    assert "average RTT" in par["xcp"]["control_interval"]
+    assert par["xcp"]["set-link-capacity_bps"]["r2->r3"] == 30_000_000
+    # 1 BDP = 30 Mb/s x 40 ms = 150 kB = 100 packets of 1500 B
+    assert par["queue_limits_packets"]["r2->r3"] == 100
+    assert par["headers"]["payload_bytes"]["xcp"] == 1500 - 40 - 10
+    assert par["agents"]["xcp"]["agent"] == "Agent/TCP/Reno/XCP"
+    # the binary's own defaults, asked at prepare
+    assert par["ns_defaults"]["Agent/TCP tcpTick_"] == 0.01
+    assert par["ns_defaults"]["Agent/TCP/Reno/XCP timestamps_"] == "true"
+
+
 def test_fig2c_xcp_around_a_droptail_bottleneck_collapses(tmp_path: Path,
                                                           fig2b: RunResult) -> None:
     c = run(tmp_path, "fig2c-xcp-legacy.yaml", 20).summary
