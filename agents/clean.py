@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyroute2 import IPRoute
@@ -21,22 +20,13 @@ from pyroute2 import IPRoute
 from agents import nsops
 from agents.procs import is_same_process, terminate_recorded
 from agents.state import RunState, list_runs
-
-
-@dataclass
-class CleanReport:
-    run_id: str
-    processes: list[int] = field(default_factory=list)
-    namespaces: list[str] = field(default_factory=list)
-    interfaces: list[str] = field(default_factory=list)
-    state_dir_removed: bool = False
-
-    def empty(self) -> bool:
-        return not (self.processes or self.namespaces or self.interfaces)
+from xcplab_contract.agent import CleanReport, CleanResult
+from xcplab_contract.naming import netns_name, run_tag
 
 
 def tag_prefix(tag: str) -> str:
-    return f"xcplab-{tag}-"
+    """What every namespace name of the run tagged `tag` starts with."""
+    return netns_name(tag, "")
 
 
 def _root_interfaces_tagged(aliases: tuple[str, ...]) -> list[tuple[int, str]]:
@@ -72,7 +62,6 @@ def clean_run(run_id: str, root: Path | None = None) -> CleanReport:
         rep.namespaces = [n for n in names if nsops.remove(n)]
     else:
         # no state file (e.g. /run/xcplab wiped): the tag still follows from the run id
-        from xcplab_contract.naming import run_tag
         rep.namespaces = [n for n in nsops.list_names(tag_prefix(run_tag(run_id)))
                           if nsops.remove(n)]
     aliases: tuple[str, ...] = (f"xcplab:{run_id}",)
@@ -101,15 +90,14 @@ def live_agent(run_id: str, root: Path | None = None) -> int | None:
     return None
 
 
-def clean_all(root: Path | None = None, include_live: bool = False
-              ) -> tuple[list[CleanReport], dict[str, int]]:
+def clean_all(root: Path | None = None, include_live: bool = False) -> CleanResult:
     """Every run with a state file on this machine whose agent is gone (what runs *left*);
-    live runs are returned as {run: agent pid} unless include_live."""
-    reports, live = [], {}
+    live runs are left alone and listed as {run: agent pid} unless include_live."""
+    out = CleanResult()
     for r in list_runs(root):
         pid = None if include_live else live_agent(r, root)
         if pid is not None:
-            live[r] = pid
+            out.live[r] = pid
         else:
-            reports.append(clean_run(r, root))
-    return reports, live
+            out.reports.append(clean_run(r, root))
+    return out

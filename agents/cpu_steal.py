@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from xcplab_contract.errors import SourceFormatError
+
 _TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
@@ -21,14 +23,14 @@ def parse_steal_seconds(stat_text: str) -> float:
         if fields and fields[0] == "cpu":
             # cpu user nice system idle iowait irq softirq steal guest guest_nice
             if len(fields) < 9:
-                raise ValueError(f"/proc/stat cpu line has no steal field: {line!r}")
+                raise SourceFormatError("/proc/stat", f"cpu line has no steal field: {line!r}")
             return int(fields[8]) / _TICKS_PER_S
-    raise ValueError("/proc/stat has no aggregate cpu line")
+    raise SourceFormatError("/proc/stat", "no aggregate cpu line")
 
 
 def steal_seconds(stat_path: Path = Path("/proc/stat")) -> float | str:
     """The machine's cumulative steal seconds; "" where /proc/stat cannot say."""
     try:
         return parse_steal_seconds(stat_path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, SourceFormatError):
         return ""

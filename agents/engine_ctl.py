@@ -7,9 +7,7 @@ import socket
 import threading
 from typing import Any
 
-
-class ControlError(Exception):
-    pass
+from xcplab_contract.errors import ControlError
 
 
 class EngineControl:
@@ -29,12 +27,13 @@ class EngineControl:
             while b"\n" not in self._buf:
                 chunk = self._sock.recv(1 << 16)
                 if not chunk:
-                    raise ControlError(f"engine closed the control socket {self.path}")
+                    raise ControlError(self.path, str(req.get("cmd")),
+                                       f"engine closed the control socket {self.path}")
                 self._buf += chunk
             line, _, self._buf = self._buf.partition(b"\n")
         resp = json.loads(line)
         if not resp.get("ok", False):
-            raise ControlError(f"{req.get('cmd')}: {resp.get('error', 'error')}")
+            raise ControlError(self.path, str(req.get("cmd")), str(resp.get("error", "error")))
         return resp
 
     def close(self) -> None:

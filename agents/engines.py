@@ -17,12 +17,9 @@ from pathlib import Path
 from agents.engine_ctl import EngineControl
 from agents.procs import ProcessTable, Running
 from agents.share import ProcSpec
+from xcplab_contract.agent import check_option
 from xcplab_contract.errors import BackendError
 from xcplab_contract.plan import Plan
-
-ENGINE_PER = ("machine", "router")
-# SCHED_FIFO priorities an engine may run at (CONFIG.md `sched_priority`); 0 = normal.
-ENGINE_PRIORITIES = tuple(str(p) for p in range(100))
 
 
 @dataclass
@@ -38,8 +35,7 @@ class EngineGroup:
 
 def engine_groups(plan: Plan, routers: list[str], per: str, state_dir: Path,
                   machine: str, priority: int = 0) -> list[EngineGroup]:
-    if per not in ENGINE_PER:
-        raise ValueError(f"engine_per {per!r} (valid: {', '.join(ENGINE_PER)})")
+    check_option("agent", "engine_per", per)
     if not routers:
         return []
     sets: list[tuple[str, list[str], str | None]]

@@ -3,9 +3,9 @@
 Router modes:
 - `engine` (default): interfaces without IPv4 (the engine owns forwarding and
   answers ICMP echo), kernel forwarding off; hosts get static neighbours.
-- `kernel` (stop-gap while the engine is not built): routers are plain Linux
-  forwarders with their plan addresses and routes; NO link emulation (no rate,
-  delay, buffer or loss) — runs in this mode measure the plumbing, not XCP.
+- `kernel`: routers are plain Linux forwarders with their plan addresses and
+  routes; NO link emulation (no rate, delay, buffer or loss) — runs in this mode
+  measure the plumbing, not XCP, and their summary says they are not faithful.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from __future__ import annotations
 import ipaddress
 
 from agents.share import Iface, Namespace, Neigh, Route, Share, Veth
+from xcplab_contract.agent import check_option
 from xcplab_contract.plan import Plan
-
-ROUTER_MODES = ("engine", "kernel")
 
 # Hosts: the userspace XCP stack receives protocol 253 on a raw socket; the kernel
 # would answer every such packet with ICMP protocol-unreachable. Dest-unreachable is
@@ -32,8 +31,7 @@ def machine_nodes(plan: Plan, machine: str) -> list[str]:
 
 
 def share_for(plan: Plan, machine: str = "local", router_mode: str = "engine") -> Share:
-    if router_mode not in ROUTER_MODES:
-        raise ValueError(f"router mode {router_mode!r} (valid: {', '.join(ROUTER_MODES)})")
+    check_option("agent", "router_mode", router_mode)
     mine = set(machine_nodes(plan, machine))
     share = Share(run_id=plan.run_id, tag=plan.run_tag,
                   meta={"machine": machine, "router_mode": router_mode})

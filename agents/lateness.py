@@ -13,15 +13,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from xcplab_contract.errors import SourceFormatError
+
 
 def later_than(hist: dict[str, Any], bound_us: int) -> int:
     """Events late by more than `bound_us`, which must be one of the bucket bounds."""
     bounds = list(hist["bounds_us"])
     counts = list(hist["counts"])
     if bound_us not in bounds:
-        raise ValueError(f"lateness bound {bound_us} us is not a bucket bound {bounds}")
+        raise SourceFormatError("lateness histogram",
+                                f"{bound_us} us is not a bucket bound {bounds}")
     if len(counts) != len(bounds) + 1:
-        raise ValueError(f"lateness histogram has {len(counts)} counts for {len(bounds)} bounds")
+        raise SourceFormatError("lateness histogram",
+                                f"{len(counts)} counts for {len(bounds)} bounds")
     return int(sum(counts[bounds.index(bound_us) + 1:]))
 
 
@@ -40,7 +44,7 @@ def lateness_columns(fidelity: dict[str, Any]) -> dict[str, Any]:
             row["events_late_1ms"] = later_than(events, 1000)
             row["events_late_5ms"] = later_than(events, 5000)
             row["max_event_lateness_us"] = int(events["max_us"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, SourceFormatError):
         # An engine whose histograms this agent cannot read (other bucket bounds):
         # the cells stay empty and the verdict falls back to the timer rule,
         # rather than losing the whole sample.

@@ -4,22 +4,30 @@ Protocol (one JSON object per line; the same over a pipe or an SSH channel):
 
   request  {"id": 1, "cmd": "apply", "plan": {...}, "machine": "local",
             "log_dir": "/path", "options": {"router_mode": "engine", "engine_per": "machine"}}
-           {"id": 2, "cmd": "start"}      play the timeline from now, stream samples
+           {"id": 2, "cmd": "start", "at": null}  play the timeline from now (or from
+                                          wall-clock `at`, epoch seconds), stream samples
            {"id": 3, "cmd": "stop"}       stop playing/sampling early
            {"id": 4, "cmd": "exec", "node": "h1", "argv": [...], "timeout_s": 10}
            {"id": 5, "cmd": "destroy"}    remove everything, then exit
-           {"id": 6, "cmd": "ping"}
+           {"id": 6, "cmd": "clean", "runs": ["RUN", ...]}   remove what those runs left
+           {"id": 6, "cmd": "clean", "all": true, "include_running": false}
+                                          ... every run whose agent has exited (or every run)
+           {"id": 7, "cmd": "runs"}       ids of the runs that left state on this machine
+           {"id": 8, "cmd": "ping"}
   reply    {"type": "reply", "id": 1, "ok": true, "result": {...}}
+           (clean: xcplab_contract.agent.CleanResult as a dict)
            {"type": "reply", "id": 1, "ok": false, "error": "...", "kind": "BackendError"}
   stream   {"type": "rows", "measurement": "link"|"flow"|"event"|"engine", "rows": [...]}
            {"type": "error", "error": "...", "fatal": bool}
            {"type": "done", "t_s": 20.0, "timeline_max_lateness_ms": 0.4}
 
 End of stdin, SIGTERM or SIGINT: the agent destroys what it created and exits.
+The verbs and options are the contract's (`xcplab_contract.agent`).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import signal
 import subprocess
@@ -28,7 +36,12 @@ import threading
 from typing import Any
 
 from agents import nsops
+from agents.clean import clean_all, clean_run
 from agents.runtime import AgentRuntime
+from agents.state import list_runs
+from xcplab_contract.agent import COMMANDS
+from xcplab_contract.errors import ProtocolError
+from xcplab_contract.naming import check_run_id
 
 
 class _Out:
@@ -43,7 +56,8 @@ class _Out:
 
 
 def _exec(rt: AgentRuntime, req: dict[str, Any]) -> dict[str, Any]:
-    assert rt.plan
+    if rt.plan is None:
+        raise ProtocolError("exec", "nothing applied: `apply` comes first")
     ns = rt.plan.node(req["node"]).netns
     p = subprocess.run(["nsenter", f"--net={nsops.ns_path(ns)}", "--", *req["argv"]],
                        capture_output=True, text=True, check=False, timeout=float(req.get("timeout_s", 10)))
@@ -57,19 +71,45 @@ def handle(rt: AgentRuntime, req: dict[str, Any]) -> tuple[dict[str, Any], bool]
         return rt.apply(req["plan"], req.get("machine", "local"), req["log_dir"],
                         req.get("options")), False
     if cmd == "start":
-        return rt.start(), False
+        return rt.start(req.get("at")), False
     if cmd == "stop":
         return rt.stop(), False
     if cmd == "exec":
         return _exec(rt, req), False
     if cmd == "destroy":
         return rt.destroy(), True
+    if cmd == "clean":
+        return _clean(req), False
+    if cmd == "runs":
+        return {"runs": list_runs()}, False
     if cmd == "ping":
         return {"pong": True}, False
-    raise ValueError(f"unknown cmd {cmd!r} (valid: apply, start, stop, exec, destroy, ping)")
+    raise ProtocolError(str(cmd), f"unknown command (valid: {', '.join(COMMANDS)})")
 
 
-def main() -> int:
+def _clean(req: dict[str, Any]) -> dict[str, Any]:
+    """Remove what runs left on this machine: the runs named, or every run (`all`)."""
+    if req.get("all"):
+        return clean_all(include_live=bool(req.get("include_running"))).to_dict()
+    runs = req.get("runs")
+    if not isinstance(runs, list) or not all(isinstance(r, str) for r in runs):
+        raise ProtocolError("clean", "give `runs` (a list of run ids) or `all`")
+    for r in runs:  # ids, never paths: clean only touches what the run tagged
+        check_run_id(r)
+    return {"reports": [clean_run(r).to_dict() for r in runs], "live": {}}
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="xcplab-agent", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Realise one machine's share of an xcplab plan; requests on stdin, "
+                    "replies and samples on stdout (JSON lines).",
+        epilog=(__doc__ or "").split("\n", 1)[1])
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    _parse_args(argv)
     out = _Out()
     rt = AgentRuntime(out)
     destroyed = False

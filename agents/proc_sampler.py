@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from xcplab_contract.errors import SourceFormatError
+
 _TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
@@ -37,7 +39,7 @@ def parse_schedstat(text: str) -> tuple[int, int, int]:
     """(run ns, wait ns, slices) from a schedstat line."""
     fields = text.split()
     if len(fields) < 3:
-        raise ValueError(f"schedstat has {len(fields)} fields: {text!r}")
+        raise SourceFormatError("schedstat", f"{len(fields)} fields: {text!r}")
     return int(fields[0]), int(fields[1]), int(fields[2])
 
 
@@ -54,7 +56,7 @@ def proc_times(pid: int, proc: Path = Path("/proc")) -> ProcTimes | None:
                 continue  # the thread exited between listing and reading
             wait_ns += wait
             slices += n
-    except (OSError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError, SourceFormatError):
         return None
     return ProcTimes(cpu_s, wait_ns / 1e9, slices)
 

@@ -28,6 +28,7 @@ from typing import IO
 from agents import nsops
 from agents.share import ProcSpec
 from agents.state import ProcRecord, RunState, proc_starttime
+from xcplab_contract.errors import BackendError
 
 # Waits for one line on stdin, then becomes the tool; EOF (the run ended before
 # the start time) exits without running it.
@@ -52,7 +53,8 @@ class StartGate:
     def join(self) -> int:
         """The read end, for one more process's stdin."""
         if self.released or self._r < 0:
-            raise ValueError("gate already released or closed to new processes")
+            raise BackendError(node="(agent)", cmd="start gate", rc=None,
+                               stderr="gate already released or closed to new processes")
         self.waiting += 1
         return self._r
 
@@ -153,7 +155,8 @@ class ProcessTable:
         gate: the tool does not run until gate.release(); until then it is a
         shell waiting on the gate (same PID, already in the namespace)."""
         if spec.key in self.running:
-            raise ValueError(f"process {spec.key} already started")
+            raise BackendError(node=spec.ns or "(root)", cmd=" ".join(spec.argv), rc=None,
+                               stderr=f"process {spec.key} already started")
         safe = spec.key.replace(":", "_").replace("/", "_")
         self.log_dir.mkdir(parents=True, exist_ok=True)
         err_path = self.log_dir / f"{safe}.stderr"

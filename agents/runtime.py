@@ -27,13 +27,13 @@ from agents.sampler import Sampler
 from agents.share import ProcSpec
 from agents.state import STATE_ROOT, RunState, proc_starttime
 from agents.timeline import Action, Fired, MonotonicClock, TimelinePlayer, sleep_until
-from xcplab_contract import paths
-from xcplab_contract.errors import BackendError
+from xcplab_contract import agent, paths
+from xcplab_contract.errors import BackendError, ProtocolError
 from xcplab_contract.plan import Event, Flow, Plan
 
 Emit = Callable[[dict[str, Any]], None]
-DEFAULT_OPTIONS = {"router_mode": "engine", "engine_per": "machine", "engine_priority": 10,
-                   "state_root": None}
+# the contract's options, and where state files go (tests point it elsewhere)
+DEFAULT_OPTIONS: dict[str, Any] = {**agent.DEFAULT_OPTIONS, "state_root": None}
 
 
 def _resolve_tool(name: str) -> str:
@@ -46,9 +46,11 @@ def _resolve_tool(name: str) -> str:
 
 
 class AgentRuntime:
-    def __init__(self, emit: Emit, clock: MonotonicClock | None = None):
+    def __init__(self, emit: Emit, clock: MonotonicClock | None = None,
+                 wall: Callable[[], float] = time.time):
         self.emit = emit
         self.clock = clock or MonotonicClock()
+        self.wall = wall  # wall clock (time.time), for a start at an agreed instant
         self.plan: Plan | None = None
         self.options: dict[str, Any] = dict(DEFAULT_OPTIONS)
         self.state: RunState | None = None
@@ -145,13 +147,22 @@ class AgentRuntime:
                        host_procs=self.procs)
 
     # -- start: play the timeline and sample -------------------------------
-    def start(self) -> dict[str, Any]:
-        assert self.plan and self.sampler and self.procs
+    def start(self, at: float | None = None) -> dict[str, Any]:
+        """t = 0 now, or at wall-clock time `at` (seconds since the epoch): agents on
+        several machines given the same `at` start one run together. An `at` already
+        past when the flows are armed is refused: every timer would start late."""
+        if self.plan is None or self.sampler is None or self.procs is None:
+            raise ProtocolError("start", "nothing applied: `apply` comes first")
         plan = self.plan
         self.flows = FlowControl(plan, self.procs, self.sampler, self.emit, self._ns, self._argv,
                                  now=self.clock.now)
         self.flows.arm([f for f in plan.flows if f.src in self.mine])
         self.t0 = self.clock.now()
+        if at is not None:
+            ahead = float(at) - self.wall()
+            if ahead < 0:
+                raise ProtocolError("start", f"t = 0 was due {-ahead:.3f} s ago")
+            self.t0 += ahead
         actions = [Action(f.start_s, f"flow_start {f.id}", partial(self._start_client, f))
                    for f in plan.flows if f.src in self.mine]
         started_by_event = {e.target for e in plan.timeline if e.action == "flow_start"}

@@ -97,3 +97,54 @@ class RunError(XcplabError):
 
     def __str__(self) -> str:
         return f"run {self.run}: {self.reason}"
+
+
+@dataclass
+class OptionError(XcplabError):
+    """A backend or agent option that does not exist or has a value it does not take."""
+
+    owner: str  # "netns backend", "agent"
+    key: str
+    value: object
+    valid: str  # the valid values (or, for an unknown key, the valid keys), in words
+    known: bool = True  # False: no option has this key
+
+    def __str__(self) -> str:
+        if not self.known:
+            return f"{self.owner}: unknown option {self.key!r} (valid: {self.valid})"
+        return f"{self.owner}: {self.key}={self.value!r} (valid: {self.valid})"
+
+
+@dataclass
+class ProtocolError(XcplabError):
+    """A request an agent cannot act on (unknown verb, a verb out of order)."""
+
+    cmd: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.cmd!r}: {self.reason}"
+
+
+@dataclass
+class ControlError(XcplabError):
+    """An engine's control socket refused a request or went away."""
+
+    socket: str
+    cmd: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.cmd}: {self.reason}"
+
+
+@dataclass
+class SourceFormatError(XcplabError):
+    """A counter source (a /proc file, an engine histogram) in a form this agent cannot
+    read; samplers turn it into empty cells rather than lose the whole sample."""
+
+    source: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.reason}"

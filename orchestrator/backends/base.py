@@ -2,17 +2,20 @@
 
 Small on purpose (prepare / apply / start / messages / exec / collect / destroy)
 and a context manager: leaving the `with` block always destroys, whatever
-happened inside it.
+happened inside it. Two verbs need no run in hand and are class methods: `clean`
+(remove what runs left on the backend's machines, e.g. after a crash) and
+`runs_left` (which runs left something).
 """
 
 from __future__ import annotations
 
 import queue
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
+from xcplab_contract.agent import CleanResult
 from xcplab_contract.plan import Plan
 
 
@@ -40,8 +43,9 @@ class Backend(ABC):
         """Create every node, link and long-lived process; returns timings."""
 
     @abstractmethod
-    def start(self) -> None:
-        """t = 0: play the timeline and stream samples."""
+    def start(self, at: float | None = None) -> None:
+        """t = 0: play the timeline and stream samples, now or at wall-clock time `at`
+        (seconds since the epoch, as time.time()) so several machines start together."""
 
     @abstractmethod
     def messages(self, timeout_s: float) -> Iterator[dict[str, Any]]:
@@ -62,6 +66,20 @@ class Backend(ABC):
     @abstractmethod
     def destroy(self) -> dict[str, Any]:
         """Remove everything this run created; idempotent; returns timings/counts."""
+
+    @classmethod
+    def clean(cls, runs: Sequence[str] | None, *, include_running: bool = False,
+              options: dict[str, Any] | None = None) -> CleanResult:
+        """Remove what the runs `runs` (None = every run whose agent has exited; with
+        include_running, every run) left on this backend's machines, selected by their
+        state and tags, never by pattern. A backend that leaves nothing outside its run
+        directory keeps this default."""
+        return CleanResult()
+
+    @classmethod
+    def runs_left(cls, options: dict[str, Any] | None = None) -> list[str]:
+        """Ids of the runs that left state on this backend's machines."""
+        return []
 
     def __enter__(self) -> Self:
         return self

@@ -5,39 +5,51 @@ The node-side work is done by the same agent a cluster machine runs
 
 Options (backend settings, `--backend-opt key=value` on the CLI):
 - `router_mode`: `engine` (xcp-router, default) or `kernel` (Linux forwarding,
-  no link emulation: a stop-gap to exercise the pipeline without the engine);
+  no link emulation: exercises the pipeline without the engine, never results);
 - `engine_per`: `machine` (default: one engine process for all routers, the
   cheaper choice: one event loop, no per-process overhead) or `router`.
 - `engine_priority`: SCHED_FIFO priority 1..99 of the engines, or 0 for normal
-  scheduling. The default (agents.runtime.DEFAULT_OPTIONS) is real-time: on a
+  scheduling. The default (xcplab_contract.agent.DEFAULT_OPTIONS) is real-time: on a
   shared machine a stalled engine idles its links in real time, which no later
   catch-up can undo; the kernel's RT throttling still leaves other processes
   their share of every core.
+
+The option table is the agent's (`xcplab_contract.agent`); this module talks to the
+agent only through its link (JSON lines), never by importing `agents`. `clean` starts
+a short-lived local agent and asks it to remove what runs left on this machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.engines import ENGINE_PER, ENGINE_PRIORITIES
-from agents.from_plan import ROUTER_MODES
 from orchestrator.backends.agent_link import AgentLink
 from orchestrator.backends.base import Backend, drain
 from xcplab_contract import paths
+from xcplab_contract.agent import CleanResult, check_options
 from xcplab_contract.errors import XcplabError
 from xcplab_contract.plan import Plan
 
-# option -> (valid values as given on the command line, how to say what is valid)
-OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
-    "router_mode": (ROUTER_MODES, ", ".join(ROUTER_MODES)),
-    "engine_per": (ENGINE_PER, ", ".join(ENGINE_PER)),
-    "engine_priority": (ENGINE_PRIORITIES, "an integer 0..99"),
-}
+# How the local agent is started: a module name, so this backend never imports it.
+AGENT_ARGV = (sys.executable, "-m", "agents.main")
+
+
+@contextlib.contextmanager
+def _short_lived_agent() -> Iterator[AgentLink]:
+    """A local agent for one verb that needs no run (clean, runs); stderr kept for errors."""
+    with tempfile.TemporaryDirectory(prefix="xcplab-agent-") as tmp:
+        link = AgentLink(list(AGENT_ARGV), Path(tmp) / "agent.stderr")
+        try:
+            yield link
+        finally:
+            link.close()
 
 
 class NetnsBackend(Backend):
@@ -45,13 +57,7 @@ class NetnsBackend(Backend):
 
     def __init__(self, run_dir: Path, options: dict[str, Any] | None = None):
         super().__init__(run_dir, options)
-        for k, v in self.options.items():
-            if k not in OPTIONS:
-                raise XcplabError(f"netns backend: unknown option {k!r} "
-                                  f"(valid: {', '.join(OPTIONS)})")
-            values, described = OPTIONS[k]
-            if str(v) not in values:
-                raise XcplabError(f"netns backend: {k}={v!r} (valid: {described})")
+        check_options("netns backend", self.options)
         self.agent: AgentLink | None = None
         self._destroyed: dict[str, Any] | None = None
 
@@ -75,13 +81,13 @@ class NetnsBackend(Backend):
     def apply(self, plan: Plan) -> dict[str, Any]:
         logs = self.run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        self.agent = AgentLink([sys.executable, "-m", "agents.main"], logs / "agent.stderr")
+        self.agent = AgentLink(list(AGENT_ARGV), logs / "agent.stderr")
         return self.agent.call("apply", plan=plan.to_dict(), machine="local",
                                log_dir=str(logs), options=self.options, timeout_s=600)
 
-    def start(self) -> None:
+    def start(self, at: float | None = None) -> None:
         assert self.agent
-        self.agent.call("start")
+        self.agent.call("start", at=at)
 
     def messages(self, timeout_s: float) -> Iterator[dict[str, Any]]:
         assert self.agent
@@ -111,3 +117,18 @@ class NetnsBackend(Backend):
             self.agent.close()
         self._destroyed = result
         return result
+
+    @classmethod
+    def clean(cls, runs: Sequence[str] | None, *, include_running: bool = False,
+              options: dict[str, Any] | None = None) -> CleanResult:
+        check_options("netns backend", dict(options or {}))
+        fields: dict[str, Any] = ({"all": True, "include_running": include_running}
+                                  if runs is None else {"runs": list(runs)})
+        with _short_lived_agent() as agent:
+            return CleanResult.from_dict(agent.call("clean", timeout_s=120, **fields))
+
+    @classmethod
+    def runs_left(cls, options: dict[str, Any] | None = None) -> list[str]:
+        check_options("netns backend", dict(options or {}))
+        with _short_lived_agent() as agent:
+            return [str(r) for r in agent.call("runs", timeout_s=30)["runs"]]

@@ -1,16 +1,16 @@
-"""`xcplab clean [RUN ...] | --all`: remove what runs left on this machine, nothing else.
+"""`xcplab clean [RUN ...] | --all`: remove what runs left, nothing else.
 
-Selection is by each run's state file (/run/xcplab/<run>/state.json) and tag:
-its namespaces, its processes (pid + start time), its tagged interfaces.
+The backend does the work (`Backend.clean`): for netns, a local agent selects by each
+run's state file (/run/xcplab/<run>/state.json) and tag: its namespaces, its processes
+(pid + start time), its tagged interfaces.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from agents.clean import clean_all, clean_run
-from agents.state import list_runs
-from orchestrator.runner.run_id import check_run_id
+from orchestrator.backends import get_backend
+from xcplab_contract.naming import check_run_id
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,33 +21,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--include-running", action="store_true",
                    help="with --all: also stop and remove runs that are still running")
     p.add_argument("--list", action="store_true", help="only list runs that left state")
+    p.add_argument("--backend", default="netns",
+                   help="the backend the runs used (default netns)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    backend = get_backend(args.backend)
     if args.list:
-        for r in list_runs():
+        for r in backend.runs_left():
             print(r)
         return 0
     if not args.runs and not args.all:
-        left = list_runs()
+        left = backend.runs_left()
         print("nothing selected: give RUN ids or --all"
               + (f" (runs with state: {', '.join(left)})" if left else " (no run left state)"))
         return 2
     for r in args.runs:  # ids, never paths: clean only touches what the run tagged
         check_run_id(r)
-    live: dict[str, int] = {}
-    if args.all:
-        reports, live = clean_all(include_live=args.include_running)
-    else:
-        reports = [clean_run(r) for r in args.runs]
-    for rep in reports:
+    res = backend.clean(None if args.all else args.runs, include_running=args.include_running)
+    for rep in res.reports:
         print(f"{rep.run_id}: removed {len(rep.namespaces)} namespaces, "
               f"{len(rep.processes)} processes, {len(rep.interfaces)} interfaces"
               + (", state" if rep.state_dir_removed else ""))
-    for run_id, pid in live.items():
+    for run_id, pid in res.live.items():
         print(f"{run_id}: still running (agent pid {pid}), left alone; "
               f"`xcplab clean {run_id}` stops and removes it")
-    if not reports and not live:
+    if not res.reports and not res.live:
         print("nothing to clean")
     return 0

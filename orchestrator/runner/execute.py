@@ -17,11 +17,12 @@ from typing import Any
 
 from orchestrator.backends import get_backend
 from orchestrator.backends.base import Backend
-from orchestrator.runner.run_id import check_run_id, new_run_id
+from orchestrator.runner.run_id import new_run_id
 from orchestrator.runner.signals import cancel_on_signals
 from orchestrator.runner.types import Progress, RunResult
 from orchestrator.sinks import CsvSink, InfluxSink, Sinks
 from xcplab_contract.errors import RunError, XcplabError
+from xcplab_contract.naming import check_run_id
 
 
 def _run_logger(run_id: str) -> logging.Logger:

@@ -54,14 +54,16 @@ def _real_runner(spec_path: Any = None, **kwargs: Any) -> Any:
     return runner.execute_run(spec_path, **kwargs)
 
 
-def clean_run(run_id: str, timeout_s: float = 120.0) -> str:
-    """Removes everything run RUN_ID left behind via `xcplab clean RUN`; returns a note.
+def clean_run(run_id: str, timeout_s: float = 120.0, backend: str = "netns") -> str:
+    """Removes everything run RUN_ID left behind via `xcplab clean --backend B RUN`
+    (the backend's `clean` verb); returns a note.
 
     A separate process on purpose: clean-up after a crash must not depend on the
     state of the process that crashed, and this is the same path a user takes.
     """
     try:
-        proc = subprocess.run([sys.executable, "-m", "orchestrator.cli", "clean", run_id],
+        proc = subprocess.run([sys.executable, "-m", "orchestrator.cli", "clean",
+                               "--backend", backend, run_id],
                               check=False, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return f"`xcplab clean {run_id}` timed out after {timeout_s:g} s"

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +46,12 @@ class _Active:
 
 class Scheduler:
     def __init__(self, settings: Settings, sessions: sessionmaker[Session],
-                 run_fn: RunFunction, *, clean_fn: Callable[[str], str] = clean_run,
+                 run_fn: RunFunction, *, clean_fn: Callable[[str], str] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self._sessions = sessions
         self._run_fn = run_fn
-        self._clean_fn = clean_fn
+        self._clean_fn = clean_fn or partial(clean_run, backend=settings.backend)
         self._clock = clock
         self._active: dict[str, _Active] = {}
         self._lock = threading.Lock()

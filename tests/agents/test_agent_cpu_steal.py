@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agents.cpu_steal import parse_steal_seconds, steal_seconds
+from xcplab_contract.errors import SourceFormatError
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -19,9 +20,9 @@ def test_steal_is_the_eighth_value_of_the_aggregate_line() -> None:
 
 
 def test_a_stat_file_without_steal_is_an_error_or_empty(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="no steal field"):
+    with pytest.raises(SourceFormatError, match="no steal field"):
         parse_steal_seconds("cpu  1 2 3 4\n")
-    with pytest.raises(ValueError, match="no aggregate cpu line"):
+    with pytest.raises(SourceFormatError, match="no aggregate cpu line"):
         parse_steal_seconds("intr 1 2\n")
     bad = tmp_path / "stat"
     bad.write_text("cpu  1 2 3 4\n")

@@ -7,6 +7,7 @@ import pytest
 from agents.from_plan import HOST_SYSCTLS, share_for
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec_text
+from xcplab_contract.errors import OptionError
 
 SPEC = """\
 name: three
@@ -58,7 +59,7 @@ def test_kernel_mode_routers_forward_with_addresses_and_non_connected_routes(pla
 
 
 def test_unknown_router_mode_is_refused(plan) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(ValueError, match=r"router mode 'linux' \(valid: engine, kernel\)"):
+    with pytest.raises(OptionError, match=r"router_mode='linux' \(valid: engine, kernel\)"):
         share_for(plan, "local", "linux")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.lateness import lateness_columns, later_than
+from xcplab_contract.errors import SourceFormatError
 
 BOUNDS = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000]
 
@@ -21,9 +22,9 @@ def test_later_than_sums_the_buckets_above_the_bound() -> None:
 
 
 def test_a_bound_that_is_not_a_bucket_edge_is_an_error() -> None:
-    with pytest.raises(ValueError, match="1500 us is not a bucket bound"):
+    with pytest.raises(SourceFormatError, match="1500 us is not a bucket bound"):
         later_than(hist([0] * 13, 0), 1500)
-    with pytest.raises(ValueError, match="12 counts for 12 bounds"):
+    with pytest.raises(SourceFormatError, match="12 counts for 12 bounds"):
         later_than({"bounds_us": BOUNDS, "counts": [0] * 12}, 1000)
 
 

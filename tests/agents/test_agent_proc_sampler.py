@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agents.proc_sampler import parse_schedstat, parse_stat_cpu_s, proc_row, proc_times
+from xcplab_contract.errors import SourceFormatError
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -24,7 +25,7 @@ def test_cpu_time_is_user_plus_system_even_with_a_parenthesis_in_the_name() -> N
 
 def test_schedstat_fields() -> None:
     assert parse_schedstat("1000 2500000 7\n") == (1000, 2500000, 7)
-    with pytest.raises(ValueError):
+    with pytest.raises(SourceFormatError):
         parse_schedstat("12\n")
 
 

@@ -56,7 +56,8 @@ def test_clean_all_leaves_running_runs_alone(tmp_path: Path) -> None:
     gone = RunState("gone-20260101T000000-bbbb", "zzgone", agent_pid=os.getpid(),
                     agent_starttime=(proc_starttime(os.getpid()) or 0) + 1)  # pid reused
     gone.save(tmp_path)
-    reports, running = clean_all(tmp_path)
+    res = clean_all(tmp_path)
+    reports, running = res.reports, res.live
     assert running == {live.run_id: os.getpid()}
     assert [r.run_id for r in reports] == [gone.run_id] and reports[0].state_dir_removed
     assert list_runs(tmp_path) == [live.run_id]

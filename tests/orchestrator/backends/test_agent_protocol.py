@@ -15,7 +15,7 @@ def test_ping_errors_and_exit_on_eof(tmp_path: Path) -> None:
     link = AgentLink([sys.executable, "-m", "agents.main"], tmp_path / "agent.stderr")
     try:
         assert link.call("ping", timeout_s=30) == {"pong": True}
-        with pytest.raises(BackendError, match=r"unknown cmd 'fly' \(valid: apply, start"):
+        with pytest.raises(BackendError, match=r"'fly': unknown command \(valid: apply, start"):
             link.call("fly", timeout_s=10)
         with pytest.raises(BackendError, match="KeyError"):
             link.call("apply", timeout_s=10)  # no plan given

@@ -10,8 +10,9 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.runner import execute_run
-from orchestrator.runner.run_id import check_run_id, new_run_id
+from orchestrator.runner.run_id import new_run_id
 from xcplab_contract.errors import XcplabError
+from xcplab_contract.naming import check_run_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spec"))
 from spec_cases import BASE

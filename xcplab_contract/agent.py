@@ -1,0 +1,86 @@
+"""The agent's side of the contract: its commands, its options, what `clean` reports.
+
+The agent (`agents.main`) speaks JSON lines; every backend that drives agents (netns
+locally, a cluster over SSH) and every agent must agree on what is listed here. The
+transport and the per-command fields are documented in `agents/main.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from xcplab_contract.errors import OptionError
+
+# Request verbs, in the order `agents.main` lists them when refusing an unknown one.
+COMMANDS = ("apply", "start", "stop", "exec", "destroy", "clean", "runs", "ping")
+
+# -- options (`xcplab run --backend-opt KEY=VALUE`, handed to `apply`) -----------------
+ROUTER_MODES = ("engine", "kernel")
+ENGINE_PER = ("machine", "router")
+# SCHED_FIFO priorities an engine may run at (router-image CONFIG.md `sched_priority`);
+# 0 = normal scheduling.
+ENGINE_PRIORITIES = tuple(str(p) for p in range(100))
+
+DEFAULT_OPTIONS: dict[str, Any] = {"router_mode": "engine", "engine_per": "machine",
+                                   "engine_priority": 10}
+
+# option -> (valid values as given on the command line, how to say what is valid)
+OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "router_mode": (ROUTER_MODES, ", ".join(ROUTER_MODES)),
+    "engine_per": (ENGINE_PER, ", ".join(ENGINE_PER)),
+    "engine_priority": (ENGINE_PRIORITIES, "an integer 0..99"),
+}
+
+
+def check_option(owner: str, key: str, value: Any) -> None:
+    """OptionError unless `key` is an agent option and `value` one of its values."""
+    if key not in OPTIONS:
+        raise OptionError(owner, key, value, ", ".join(OPTIONS), known=False)
+    values, described = OPTIONS[key]
+    if str(value) not in values:
+        raise OptionError(owner, key, value, described)
+
+
+def check_options(owner: str, options: dict[str, Any]) -> None:
+    for k, v in options.items():
+        check_option(owner, k, v)
+
+
+# -- clean ----------------------------------------------------------------------------
+@dataclass
+class CleanReport:
+    """What `clean` removed of one run on one machine."""
+
+    run_id: str
+    processes: list[int] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
+    interfaces: list[str] = field(default_factory=list)
+    state_dir_removed: bool = False
+
+    def empty(self) -> bool:
+        return not (self.processes or self.namespaces or self.interfaces)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CleanReport:
+        return cls(**data)
+
+
+@dataclass
+class CleanResult:
+    """`clean` of one or more runs: what was removed, and the runs left alone because
+    their agent is still running ({run id: agent pid})."""
+
+    reports: list[CleanReport] = field(default_factory=list)
+    live: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reports": [r.to_dict() for r in self.reports], "live": dict(self.live)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CleanResult:
+        return cls([CleanReport.from_dict(r) for r in data.get("reports", [])],
+                   {str(k): int(v) for k, v in data.get("live", {}).items()})
