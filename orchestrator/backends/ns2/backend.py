@@ -189,11 +189,14 @@ class Ns2Backend(Backend):
                          "timeline_max_lateness_ms": None})
 
     def _events(self) -> list[dict[str, Any]]:
-        """The flows' starts and stops, at the instants the script scheduled them."""
+        """The flows' starts and stops and the link changes, at the instants the script
+        scheduled them (every other action is refused)."""
         assert self.plan is not None
         return [{"t_s": e.t_s, "kind": e.action, "target": e.target,
-                 "detail": {"simulated": True}} for e in self.plan.timeline
-                if e.action in ("flow_start", "flow_stop")]
+                 "detail": {"simulated": True, **({k: v for k, v in e.params.items()}
+                                                  if e.action == "set_link" else {})}}
+                for e in self.plan.timeline
+                if e.action in ("flow_start", "flow_stop", "set_link")]
 
     def messages(self, timeout_s: float) -> Iterator[dict[str, Any]]:
         return drain(self.stream, timeout_s)

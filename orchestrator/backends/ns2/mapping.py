@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from xcplab_contract.plan import Direction, Flow, Plan
+from xcplab_contract.plan import Direction, Event, Flow, Plan
 
 NS_VERSION_EXPECTED = "2.35"
 WIRE_BYTES = 1500  # one data packet on the wire (IPv4 total length), as the emulator's MTU
@@ -201,17 +201,49 @@ def _direction_refusals(name: str, d: Direction) -> list[str]:
         if unknown:
             out.append(f"link {name}: RED parameters {', '.join(unknown)}: not mapped to ns-2")
     if d.loss.model == "gilbert_elliott":
-        out.append(f"link {name}: Gilbert-Elliott loss: not mapped to ns-2 (its two-state "
-                   "error model is time-driven, the engine's is per packet)")
+        out.append(f"link {name}: {GE_REFUSAL}")
     if not d.up:
         out.append(f"link {name}: a link down at start: not mapped to ns-2")
+    return out
+
+
+# Why a Gilbert-Elliott link is refused. ns-2.35's ErrorModel/TwoState (unit pkt) loses
+# every packet of its bad state and none of its good one, and loses the packet during which
+# the good state ends (corruptPkt: `error |= state_` on the transition), so neither the
+# engine's loss_good / loss_bad nor its per-packet transition probabilities map exactly.
+GE_REFUSAL = ("Gilbert-Elliott loss: not mapped to ns-2 (ns-2.35's two-state error model "
+              "drops all of its bad state and none of its good one, and also the packet "
+              "during which the good state ends; the engine's per-packet chain with "
+              "loss_good/loss_bad has no exact counterpart)")
+
+# What a timeline set_link may change in ns-2, and how (script.py `_timeline`).
+SET_LINK_MAPPED = ("capacity_bps", "delay_us", "limit_packets", "limit_bytes", "loss")
+
+
+def _event_refusals(e: Event) -> list[str]:
+    """A link event ns-2 cannot replay: links going down or up, Gilbert-Elliott loss."""
+    if e.action in ("link_down", "link_up") or "up" in e.params:
+        return [(f"timeline: {e.action} of {e.target} at {e.t_s:g} s: links going down "
+                 "or up are not mapped to ns-2 yet (the engine drops what is sent on a down "
+                 "link and keeps its routes; ns-2's link dynamics, rtmodel, have not been "
+                 "checked to do the same)")]
+    if e.action != "set_link":
+        return []
+    out = []
+    for c in e.commands:
+        loss = c.request.get("loss") or {}
+        if loss.get("model") == "gilbert_elliott":
+            out.append(f"timeline: set_link of {e.target} at {e.t_s:g} s: {GE_REFUSAL}")
+            break
     return out
 
 
 def _flow_refusals(f: Flow) -> list[str]:
     out = []
     if f.proto == "udp":
-        out.append(f"flow {f.id}: UDP flows: not mapped to ns-2 yet")
+        out.append(f"flow {f.id}: UDP flows: not mapped to ns-2 yet (an ns-2 CBR source "
+                   "would need iperf3's datagram size, which iperf3 picks at run time "
+                   "from the path MTU, and its rate counts payload only)")
     if f.proto == "tcp" and (f.cc or "cubic") != "reno":
         out.append(f"flow {f.id}: kernel TCP congestion control {f.cc or 'cubic'}: "
                    "ns-2.35's one-way agents have no CUBIC or BBR")
@@ -274,8 +306,6 @@ def refusals(plan: Plan) -> list[str]:
     for f in plan.flows:
         out += _flow_refusals(f)
     for e in plan.timeline:
-        if e.action in ("set_link", "link_down", "link_up"):
-            out.append(f"timeline: {e.action} of {e.target} at {e.t_s:g} s: link changes "
-                       "are not mapped to ns-2 yet")
+        out += _event_refusals(e)
     out += _route_refusals(plan)
     return out

@@ -16,6 +16,7 @@ to their own counter, not the queue's drops.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from orchestrator.backends.ns2.mapping import (
@@ -28,15 +29,70 @@ from orchestrator.backends.ns2.mapping import (
     queue_limit_packets,
     red_settings,
 )
-from xcplab_contract.plan import Plan
+from xcplab_contract.plan import Direction, Plan
 
 
 def _num(v: float) -> str:
     return f"{v:.9g}"
 
 
+def _key(router: str, port: str, stage: str) -> tuple[str, str, str]:
+    return (router, port, stage)
+
+
+def _loss_changed(plan: Plan) -> set[tuple[str, str, str]]:
+    """Directions whose loss a timeline event changes: they get an error model from t = 0."""
+    return {_key(c.router, c.request["port"], c.request["direction"])
+            for e in plan.timeline if e.action == "set_link" for c in e.commands
+            if "loss" in c.request}
+
+
+def _timeline(plan: Plan, directions: list[dict[str, Any]],
+              by_key: dict[tuple[str, str, str], Direction]) -> tuple[list[str], list[Any]]:
+    """`$ns at` lines replaying the plan's set_link events on the directions they name
+    (capacity: the link's bandwidth_ and, unless the queue has its own capacity, the XCP
+    queue's; delay: delay_; buffer: queue-limit in packets; Bernoulli loss: the error
+    model's rate_), and the mapping.json entries saying so."""
+    index = {_key(d["node"], d["port"], d["stage"]): d for d in directions}
+    lines: list[str] = []
+    record: list[dict[str, Any]] = []
+    for e in plan.timeline:
+        if e.action != "set_link":
+            continue
+        for c in e.commands:
+            req = c.request
+            k = _key(c.router, req["port"], req["direction"])
+            entry, d = index[k], by_key[k]
+            a, b = entry["tcl_nodes"]
+            link, queue = f"[$ns link {a} {b}]", f"[[$ns link {a} {b}] queue]"
+            cmds = []
+            if "capacity_bps" in req:
+                cmds.append(f"[{link} link] set bandwidth_ {req['capacity_bps']}")
+                if d.queue.kind == "xcp" and not d.queue.params.get("capacity_bps"):
+                    cmds.append(f"{queue} set-link-capacity {req['capacity_bps']}")
+            if "delay_us" in req:
+                cmds.append(f"[{link} link] set delay_ {_num(req['delay_us'] / 1e6)}")
+            if "limit_packets" in req or "limit_bytes" in req:
+                limit = queue_limit_packets(replace(d, queue=replace(
+                    d.queue, limit_packets=req.get("limit_packets", 0),
+                    limit_bytes=req.get("limit_bytes", 0))))
+                cmds.append(f"$ns queue-limit {a} {b} {limit}")
+            if "loss" in req:
+                p = req["loss"].get("p", 0.0) if req["loss"].get("model") == "bernoulli" else 0.0
+                cmds.append(f"$em({entry['index']}) set rate_ {_num(p)}")
+            for cmd in cmds:
+                lines.append(f"$ns at {_num(e.t_s)} {{{cmd}}} ;# set_link {entry['link']}")
+            record.append({"t_s": e.t_s, "link": entry["link"], "change": {
+                k2: v for k2, v in req.items() if k2 not in ("cmd", "router", "port",
+                                                            "direction")},
+                "ns2": cmds})
+    return lines, record
+
+
 def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
     node_ix = {n.name: i for i, n in enumerate(plan.nodes)}
+    loss_changes = _loss_changed(plan)
+    by_key: dict[tuple[str, str, str], Direction] = {}
     lines = [
         f"# ns-2.35 script of xcplab run {plan.run_id} (experiment {plan.experiment}),",
         "# written from plan.json by orchestrator/backends/ns2; mapping.json says how.",
@@ -57,7 +113,8 @@ def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
             limit = queue_limit_packets(d)
             entry: dict[str, Any] = {
                 "index": i, "link": f"{d.src}->{d.dst}", "link_id": link.id, "side": side,
-                "node": d.emulated_by, "port": d.port, "capacity_bps": d.capacity_bps,
+                "node": d.emulated_by, "port": d.port, "stage": d.stage,
+                "tcl_nodes": [a, b], "capacity_bps": d.capacity_bps,
                 "delay_s": d.delay_us / 1e6, "queue": NS2_QUEUE[d.queue.kind],
                 "limit_packets": limit, "loss": d.loss.to_engine()}
             lines.append(f"$ns simplex-link {a} {b} {d.capacity_bps} {_num(d.delay_us / 1e6)} "
@@ -76,11 +133,13 @@ def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
             lines.append(f"set qm({i}) [new QueueMonitor]")
             lines.append(f"[$ns link {a} {b}] attach-monitors [new SnoopQueue/In] "
                          f"[new SnoopQueue/Out] [new SnoopQueue/Drop] $qm({i})")
-            if d.loss.model == "bernoulli" and d.loss.p > 0:
+            by_key[_key(d.emulated_by, d.port, d.stage)] = d
+            p0 = d.loss.p if d.loss.model == "bernoulli" else 0.0
+            if p0 > 0 or _key(d.emulated_by, d.port, d.stage) in loss_changes:
                 lines += [
                     f"set em({i}) [new ErrorModel]",
                     f"$em({i}) unit pkt",
-                    f"$em({i}) set rate_ {_num(d.loss.p)}",
+                    f"$em({i}) set rate_ {_num(p0)}",
                     f"$em({i}) ranvar [new RandomVariable/Uniform]",
                     f"$ns link-lossmodel $em({i}) {a} {b}",
                     f"set lm({i}) [new QueueMonitor]",
@@ -89,7 +148,7 @@ def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
                     f"$ls({i}) target [$ns set nullAgent_]",
                     f"$em({i}) drop-target $ls({i})",
                 ]
-                entry["error_model"] = {"ErrorModel": "unit pkt", "rate_": d.loss.p,
+                entry["error_model"] = {"ErrorModel": "unit pkt", "rate_": p0,
                                         "where": "after the delay line (link-lossmodel)"}
             directions.append(entry)
 
@@ -123,6 +182,8 @@ def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
                       "start_s": f.start_s, "stop_s": f.stop_s, "streams": streams,
                       **amap.to_dict()})
 
+    timeline_lines, timeline = _timeline(plan, directions, by_key)
+    lines += timeline_lines
     n_samples = max(1, round(plan.duration_s / plan.metrics_interval_s))
     lines += _sampler(directions, flows, plan.metrics_interval_s, n_samples)
     lines += [
@@ -146,6 +207,7 @@ def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
         "nodes": {n.name: node_ix[n.name] for n in plan.nodes},
         "directions": directions,
         "flows": flows,
+        "timeline": timeline,
     }
     return "\n".join(lines) + "\n", mapping
 

@@ -60,12 +60,22 @@ def test_a_plan_ns2_can_express_is_not_refused() -> None:
     ({"flow": "{id: f, proto: udp, rate: 1Mbps, src: s, dst: d}"}, "UDP flows"),
     ({"flow": "{id: f, proto: xcp, rate: 1Mbps, src: s, dst: d}"}, "a sender rate cap"),
     ({"loss": ", loss: {model: gilbert_elliott, p: 0.01, r: 0.3}"}, "Gilbert-Elliott loss"),
-    ({"timeline": "timeline:\n  - {at: 1s, set_link: {link: r1-r2, capacity: 5Mbps}}"},
-     "timeline: set_link of r1-r2"),
+    ({"timeline": "timeline:\n  - {at: 1s, set_link: {link: r1-r2, loss: {model: "
+                  "gilbert_elliott, p: 0.01, r: 0.3}}}"},
+     "timeline: set_link of r1-r2 at 1 s: Gilbert-Elliott loss"),
+    ({"timeline": "timeline:\n  - {at: 1s, link_down: r1-r2}"},
+     "timeline: link_down of r1-r2 at 1 s: links going down or up"),
+    ({"timeline": "timeline:\n  - {at: 1s, link_up: r1-r2}"},
+     "timeline: link_up of r1-r2 at 1 s: links going down or up"),
 ])
 def test_missing_features_are_named(kwargs: dict, feature: str) -> None:
     problems = refused(spec(**kwargs))
     assert problems and any(feature in p for p in problems), problems
+
+
+def test_link_changes_ns2_can_replay_are_not_refused() -> None:
+    assert refused(spec(timeline="timeline:\n  - {at: 1s, set_link: {link: r1-r2, capacity: "
+                                 "5Mbps, delay: 10ms, buffer: 20pkts, loss: 1%}}")) == []
 
 
 def test_a_route_ns2_would_not_take_is_refused() -> None:

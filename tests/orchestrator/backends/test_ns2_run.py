@@ -11,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from orchestrator.runner import RunResult, execute_run
@@ -94,3 +95,16 @@ def test_fig2c_xcp_around_a_droptail_bottleneck_collapses(tmp_path: Path,
     delivered = flow["bytes"] * 8 / (CAPACITY_BPS * 20)
     assert delivered <= 0.35  # the paper: 0.233 of capacity; (b) delivers ~0.95
     assert flow["throughput_mbps"] <= 0.5 * fig2b.summary["flows"]["xcp"]["throughput_mbps"]
+
+
+def test_a_capacity_change_in_the_timeline_is_what_the_link_then_carries(tmp_path: Path) -> None:
+    text = (FIG2 / "fig2b-xcp.yaml").read_text() + (
+        "timeline:\n  - {at: 4s, set_link: {link: bottleneck, capacity: 15Mbps}}\n")
+    res = execute_run(spec_text=text, out_dir=tmp_path, backend="ns2",
+                      overrides=["duration=8s", "expect=[]"])
+    assert res.status == "completed", res.summary.get("error")
+    link = pd.read_csv(res.run_dir / "metrics" / "link.csv")
+    rate = link[link["link"] == "r2->r3"].set_index("t_s")["rate_bps"]
+    assert 0.95 * 30e6 <= rate.loc[3.0:4.0].mean() <= 30e6
+    assert 0.9 * 15e6 <= rate.loc[5.0:8.0].mean() <= 15e6 * 1.001
+    assert res.summary["links"]["r2->r3"]["drops_queue"] == 0  # XCP was told the new capacity

@@ -110,3 +110,45 @@ def test_seed_receiver_window_and_sampling_schedule(script) -> None:
     assert mapping["samples"] == 20
     assert '$ns at 0.1 "sample 1"' in text and "if {$k < 20}" in text
     assert re.search(r'\$ns at 2\.000001 "finish"', text)
+
+
+TIMELINE = """\
+name: tl
+duration: 6s
+defaults:
+  link: {capacity: 10Mbps, delay: 5ms, buffer: 1BDP}
+nodes:
+  s: {role: host}
+  r1: {role: router, queue: xcp}
+  r2: {role: router, queue: droptail}
+  d: {role: host}
+links:
+  - {a: s, b: r1}
+  - {a: r1, b: r2}
+  - {a: r2, b: d}
+flows:
+  - {id: f, proto: xcp, src: s, dst: d}
+timeline:
+  - {at: 2s, set_link: {link: r1-r2, direction: a_to_b, capacity: 5Mbps, delay: 10ms,
+                        buffer: 30KB, loss: 1%}}
+  - {at: 4s, set_link: {link: r1-r2, capacity: 10Mbps, loss: 0}}
+"""
+
+
+def test_link_changes_are_replayed_at_their_time_and_recorded() -> None:
+    text, mapping = write_script(make_plan(load_spec_text(TIMELINE, "<t>", []), "tl"), "s.tr")
+    r1r2 = "$ns link $n(1) $n(2)"
+    lines = [ln.split(" ;#")[0] for ln in text.splitlines() if ln.startswith("$ns at 2 {")]
+    assert lines == [
+        f"$ns at 2 {{[[{r1r2}] link] set bandwidth_ 5000000}}",
+        f"$ns at 2 {{[[{r1r2}] queue] set-link-capacity 5000000}}",  # XCP follows, as the engine's
+        f"$ns at 2 {{[[{r1r2}] link] set delay_ 0.01}}",
+        "$ns at 2 {$ns queue-limit $n(1) $n(2) 20}",  # 30 KB = 20 packets of 1500 B
+        "$ns at 2 {$em(2) set rate_ 0.01}"]
+    # a direction whose loss an event changes has its error model (rate 0) from the start
+    assert "$em(2) set rate_ 0\n" in text and "$em(3) set rate_ 0\n" in text
+    # the DropTail direction r2->r1 gets no XCP capacity
+    assert "$ns at 4 {[[$ns link $n(2) $n(1)] queue] set-link-capacity" not in text
+    assert [(e["t_s"], e["link"]) for e in mapping["timeline"]] == [
+        (2.0, "r1->r2"), (4.0, "r1->r2"), (4.0, "r2->r1")]
+    assert mapping["timeline"][0]["change"]["capacity_bps"] == 5_000_000
