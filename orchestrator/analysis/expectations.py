@@ -18,6 +18,7 @@ the `paper`'s number. Units of the measured value (same as the spec's):
 | jain                          | flows (all if absent) | Jain's index of their throughputs (fails when all moved nothing) |
 | ratio                         | flows: [a, b]   | throughput a / throughput b (fails when either moved nothing) |
 | min_share                     | flows (all if absent) | min over the flows of throughput / (C/k): C the capacity of `link` (or of the first flow's bottleneck), k the number of flows |
+| maxmin_error                  | flows (all if absent) | worst relative error abs(goodput − max-min goodput) / max-min over the flows and every interval of constant max-min allocation, each from `settle` (default 2 s) after it begins (orchestrator.analysis.maxmin_report) |
 
 A check marked `not_reproduced: REASON` is measured like any other, but its
 status is "not_reproduced" (ok False) with the reason: xcplab does not reproduce
@@ -47,6 +48,8 @@ import pandas as pd
 from orchestrator.analysis.flows import bytes_between, per_time
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import DROP_COLUMNS, LinkData, utilization_between
+from orchestrator.analysis.maxmin_report import DEFAULT_SETTLE_S, judged, run_schedule, worst
+from orchestrator.analysis.maxmin_schedule import Piece
 from orchestrator.analysis.metrics_io import Metrics
 from orchestrator.analysis.run_context import RunContext, parse_seconds
 
@@ -72,7 +75,7 @@ Window = tuple[float, float]
 def _fmt(metric: str, v: float, relative: bool) -> str:
     if math.isnan(v):
         return "n/a"
-    if relative or metric in ("utilization", "jain", "ratio", "min_share"):
+    if relative or metric in ("utilization", "jain", "ratio", "min_share", "maxmin_error"):
         return f"{v:.3g}"
     if metric == "throughput":
         return f"{v / 1e6:.3g} Mb/s"
@@ -108,10 +111,18 @@ class Evaluator:
 
     def __init__(self, metrics: Metrics, ctx: RunContext, flows: dict[str, dict[str, Any]],
                  links: dict[str, dict[str, Any]], link_data: LinkData,
-                 flow_rows: dict[str, pd.DataFrame]):
+                 flow_rows: dict[str, pd.DataFrame], maxmin: list[Piece] | str | None = None):
         self.m, self.ctx, self.flows, self.links = metrics, ctx, flows, links
         self.ld = link_data
         self.flow_rows = flow_rows  # flow.csv rows per flow id, split once
+        self._maxmin = maxmin  # the max-min schedule, or why it is unknown; lazy
+
+    def maxmin(self) -> list[Piece]:
+        if self._maxmin is None:
+            self._maxmin = run_schedule(self.ctx.plan, self.flows)
+        if isinstance(self._maxmin, str):
+            raise Unusable(f"max-min allocation unknown: {self._maxmin}")
+        return self._maxmin
 
     # --- lookups ---------------------------------------------------------------
     def run_end(self) -> float:
@@ -350,6 +361,17 @@ class Evaluator:
             low = min(shares, key=lambda f: shares[f])
             return (shares[low] / fair, (f"smallest share ({low}) of the fair share "
                     f"{fair / 1e6:.3g} Mb/s = C/{len(fids)}"))
+        if metric == "maxmin_error":
+            fids = self.flow_ids(c, default_all=True)
+            settle = parse_seconds(c.get("settle"))
+            settle = DEFAULT_SETTLE_S if settle is None else settle
+            items = judged(self.maxmin(), fids, lambda f: self._cum(f, "bytes"), w, settle)
+            if not items:
+                raise Unusable(f"no interval of constant max-min allocation lasts {settle:g} s "
+                               f"(settle) + 0.5 s inside the window with a flow of positive rate")
+            value, text = worst(items)
+            return value, (f"distance from max-min over {len(fids)} flows ({len(items)} "
+                           f"flow-intervals; {text})")
         raise Unusable(f"unknown metric {metric!r}")
 
 

@@ -31,6 +31,7 @@ from orchestrator.analysis.flows import split_flows, summarize_flows
 from orchestrator.analysis.host_procs import check_hosts, host_stats
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import LinkData, summarize_links
+from orchestrator.analysis.maxmin_report import add_flow_columns, run_schedule
 from orchestrator.analysis.metrics_io import Metrics, load_metrics
 from orchestrator.analysis.run_context import RunContext
 
@@ -79,6 +80,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     flows = summarize_flows(m.flow, ctx.flow_ids(), ctx.flow_info())
     ld = LinkData.build(m.link)
     links = summarize_links(ld)
+    maxmin = run_schedule(ctx.plan, flows)
+    add_flow_columns(flows, maxmin)
 
     problems: list[str] = []
     if status == "completed":
@@ -114,7 +117,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         warnings.append(f"influx: {dropped} points could not be written "
                         "(the run directory has the complete series)")
 
-    ev = Evaluator(m, ctx, flows, links, ld, split_flows(m.flow))
+    ev = Evaluator(m, ctx, flows, links, ld, split_flows(m.flow), maxmin)
     summary: dict[str, Any] = {
         "run": run_dir.name,
         "experiment": ctx.experiment(default=run_dir.name),
@@ -134,6 +137,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         "seed": ctx.seed(),
         "jain_index": jain_index([f["throughput_mbps"] for f in flows.values()])
         if flows else math.nan,
+        "maxmin_unknown": maxmin if isinstance(maxmin, str) else None,
         "metrics_missing": m.missing,
         "metrics_notes": m.notes,
     }

@@ -73,12 +73,13 @@ def _fmt(v: Any, spec: str = ".2f") -> str:
 def result_tables(res: RunResult) -> list[Table]:
     s = res.summary
     flows = Table(title=f"{res.run_id}: {res.status}", title_justify="left")
-    for col in ("flow", "proto", "src→dst", "Mb/s", "retrans", "RTOs", "srtt ms",
+    for col in ("flow", "proto", "src→dst", "Mb/s", "max-min", "retrans", "RTOs", "srtt ms",
                 "cwnd KB"):
         flows.add_column(col, justify="left" if col in ("flow", "proto", "src→dst") else "right")
     for fid, f in (s.get("flows") or {}).items():
         flows.add_row(fid, str(f.get("proto")), f"{f.get('src')}→{f.get('dst')}",
-                      _fmt(f.get("throughput_mbps")), _fmt(f.get("retransmits"), ".0f"),
+                      _fmt(f.get("throughput_mbps")), _fmt(f.get("maxmin_mbps")),
+                      _fmt(f.get("retransmits"), ".0f"),
                       _fmt(f.get("timeouts"), ".0f"),
                       _fmt(f.get("srtt_mean_ms")),
                       _fmt((f.get("cwnd_mean_bytes") or 0) / 1e3 if f.get("cwnd_mean_bytes")

@@ -17,7 +17,7 @@ _PARSERS: dict[str, Callable[[object], float]] = {
     "throughput": units.parse_rate, "bytes": units.parse_size, "cwnd": units.parse_size,
     "srtt": units.parse_duration, "convergence_time": units.parse_duration,
     "utilization": units.parse_probability, "jain": units.parse_probability,
-    "min_share": units.parse_probability,
+    "min_share": units.parse_probability, "maxmin_error": units.parse_probability,
 }
 
 
@@ -89,6 +89,9 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad, shortened: bool = 
                 "bytes (value is then a fraction of the capacity of link:, or of the flow's "
                 "bottleneck; x time for bytes)")
             ok = False
+        if c.settle is not None and m != "maxmin_error":
+            bad((*path, "settle"), "settle applies to metric maxmin_error only")
+            ok = False
         if c.direction is not None and c.link is None:
             bad((*path, "direction"), "direction needs link: LINK_ID")
             ok = False
@@ -115,7 +118,8 @@ def resolve_checks(spec: Spec, link_ids: list[str], bad: Bad, shortened: bool = 
             window = None if c.window is None else RWindow(start=w0, stop=w1)
             out.append(RCheck(name=name, metric=m, flow=c.flow, flows=c.flows, link=c.link,
                               direction=c.direction, op=c.op, value=value,
-                              relative_to=c.relative_to, window=window, paper=c.paper,
+                              relative_to=c.relative_to, window=window, settle=c.settle,
+                              paper=c.paper,
                               when=[p.text for p in parsed or ()],
                               not_reproduced=c.not_reproduced))
     return out

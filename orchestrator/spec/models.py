@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from orchestrator.spec.captures import CaptureSpec
 from orchestrator.spec.queue import QueueSpec
 from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rate, Size
 
@@ -38,12 +39,12 @@ Metric = Literal[
     # per link direction (link:)
     "utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue",
     # over a group of flows (flows:)
-    "jain", "ratio", "min_share",
+    "jain", "ratio", "min_share", "maxmin_error",
 ]
 FLOW_METRICS = ("throughput", "bytes", "retransmits", "timeouts", "srtt", "cwnd",
                 "convergence_time")
 LINK_METRICS = ("utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue")
-GROUP_METRICS = ("jain", "ratio", "min_share")
+GROUP_METRICS = ("jain", "ratio", "min_share", "maxmin_error")
 
 
 class Strict(BaseModel):
@@ -257,6 +258,9 @@ class Check(Strict):
     (C: `link`'s capacity, or the first flow's bottleneck; k: the flows named).
     `not_reproduced: REASON` marks a paper's number xcplab does not reproduce: the
     check is measured and reported "not reproduced" with the reason, never passed.
+    `maxmin_error` (flows, default all) is the worst relative distance of a flow's
+    goodput from its exact max-min fair rate, judged in every interval the max-min
+    allocation is constant, from `settle` (default 2 s) after the interval begins.
     """
 
     name: str | None = None
@@ -269,6 +273,7 @@ class Check(Strict):
     value: float | str
     relative_to: Literal["capacity"] | None = None
     window: Window | None = None
+    settle: Duration | None = None  # maxmin_error only: unjudged time after each change
     paper: str | None = None
     when: list[Condition] | None = None
     # xcplab does not reproduce the paper's number, and why: the check is still
@@ -289,3 +294,4 @@ class Spec(Strict):
     flows: list[FlowSpec] = Field(default_factory=list)
     timeline: list[EventSpec] = Field(default_factory=list)
     expect: list[Check] = Field(default_factory=list)
+    captures: list[CaptureSpec] = Field(default_factory=list)  # docs/captures.md

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator import units
+from orchestrator.spec.captures import RCapture
 
 
 class Frozen(BaseModel):
@@ -124,6 +125,7 @@ class RCheck(Frozen):
     value: float
     relative_to: Literal["capacity"] | None = None
     window: RWindow | None = None  # None = the whole run
+    settle: float | None = None  # maxmin_error: seconds unjudged after each change
     paper: str | None = None
     when: list[str] = Field(default_factory=list)  # conditions as written ("path op value")
     skip: str | None = None  # why a condition does not hold for this run (None = applies)
@@ -142,6 +144,7 @@ class ResolvedSpec(Frozen):
     flows: list[RFlow]
     timeline: list[REvent]
     expect: list[RCheck]
+    captures: list[RCapture] = Field(default_factory=list)  # one per captured direction
 
     def node(self, name: str) -> RNode:
         return next(n for n in self.nodes if n.name == name)

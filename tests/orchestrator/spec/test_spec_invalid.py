@@ -119,7 +119,7 @@ CASES = [
      BASE + "expect:\n  - {metric: goodput, flow: f1, op: '>=', value: 1}\n",
      [(f"{F}:15: expect[0].metric: 'goodput' is not valid; valid: throughput, bytes, "
       "retransmits, timeouts, srtt, cwnd, convergence_time, utilization, drops, drops_queue, "
-      "drops_loss, mean_queue, max_queue, jain, ratio or min_share")]),
+      "drops_loss, mean_queue, max_queue, jain, ratio, min_share or maxmin_error")]),
     ("expect value unit mismatch",
      BASE + "expect:\n  - {metric: throughput, flow: f1, op: '>=', value: 5ms}\n",
      [(f"{F}:15: expect[0].value: '5ms': unknown rate unit 'ms'; valid units: bps, kbps, Mbps, "
