@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents import nsops
 from agents.engine_ctl import EngineControl
 from agents.procs import ProcessTable, Running
 from agents.share import ProcSpec
@@ -46,15 +47,13 @@ def engine_groups(plan: Plan, routers: list[str], per: str, state_dir: Path,
     groups = []
     for name, members, ns in sets:
         sock = state_dir / f"{name}.sock"
-        cfg = plan.engine_file(members, str(sock))
+        # the engine opens each router's ports inside that router's namespace
+        cfg = plan.engine_file(members, str(sock), netns_path=lambda n: str(nsops.ns_path(n)))
         cfg["sched_priority"] = priority
         for r, entry in zip(members, cfg["routers"], strict=True):
             if entry is None:
                 raise BackendError(node=r, cmd="engine config", rc=None,
                                    stderr="plan has no engine config for this router")
-        # the engine opens each router's ports inside that router's namespace
-        cfg["routers"] = [dict(e, netns=e.get("netns") or f"/run/netns/{plan.node(r).netns}")
-                          for r, e in zip(members, cfg["routers"], strict=True)]
         path = state_dir / f"{name}.json"
         path.write_text(json.dumps(cfg, indent=1))
         groups.append(EngineGroup(name, members, path, sock, ns))

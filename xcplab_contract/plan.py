@@ -21,6 +21,7 @@ Naming (run tag = 6 base36 chars derived from the run id):
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -259,11 +260,21 @@ class Plan:
     def hosts(self) -> tuple[Node, ...]:
         return tuple(n for n in self.nodes if n.role == "host")
 
-    def engine_file(self, routers: list[str] | None, control_socket: str) -> dict[str, Any]:
-        """A complete xcp-router config (CONFIG.md) hosting `routers` (None = all)."""
+    def engine_file(self, routers: list[str] | None, control_socket: str,
+                    netns_path: Callable[[str], str] | None = None) -> dict[str, Any]:
+        """A complete xcp-router config (CONFIG.md) hosting `routers` (None = all).
+
+        The plan names namespaces (`Node.netns`); `netns_path` turns a name into the
+        path of that namespace on the machine running the engine (the agent's
+        `nsops.ns_path`), written as each router's `netns`. None: no `netns`, the
+        engine opens the ports in the namespace it runs in."""
         chosen = [n for n in self.routers if routers is None or n.name in routers]
+        entries = [n.engine if n.engine is None or netns_path is None
+                   else {"name": n.engine["name"], "netns": netns_path(n.netns),
+                         **{k: v for k, v in n.engine.items() if k != "netns"}}
+                   for n in chosen]
         return {"run": self.run_id, "seed": self.seed, "control_socket": control_socket,
-                "busy_poll": False, "routers": [n.engine for n in chosen]}
+                "busy_poll": False, "routers": entries}
 
     # -- serialisation ---------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.plan import addressing, engine, tools, xcpi
+from orchestrator.plan.captures import plan_captures
 from orchestrator.plan.routing import Hop, all_routes
 from orchestrator.plan.timeline import build_timeline
 from orchestrator.spec.resolved import RDirection, ResolvedSpec
@@ -201,7 +202,7 @@ class Planner:
         mac_of = {(i.ifname, i.peer_ipv4): i.peer_mac for i in ifaces}
         eroutes = [{"prefix": r.prefix, "port": naming.port_name(name, r.dev),
                     "next_hop_mac": mac_of[(r.dev, r.via)]} for r in routes]
-        entry = {"name": name, "netns": f"/run/netns/{naming.netns_name(self.tag, name)}",
+        entry = {"name": name,  # the agent adds where this machine keeps Node.netns
                  "xcp_address": ifaces[0].ipv4.split("/")[0], "ports": ports,
                  "routes": eroutes}
         if name in self._xcpi_routers:
@@ -235,7 +236,8 @@ class Planner:
             seed=self.spec.seed, duration_s=self.spec.duration_s,
             metrics_interval_s=self.spec.metrics_interval_s, scale=self.spec.scale,
             nodes=nodes, links=tuple(links), flows=flows,
-            timeline=build_timeline(self.spec, tuple(links), flows))
+            timeline=build_timeline(self.spec, tuple(links), flows),
+            captures=plan_captures(self.spec, links))
 
 
 def make_plan(spec: ResolvedSpec, run_id: str) -> Plan:

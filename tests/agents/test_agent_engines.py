@@ -58,4 +58,6 @@ def test_engine_configs_carry_the_scheduling_priority(tmp_path: Path, priority: 
     (g,) = engine_groups(plan, ["r1"], "machine", tmp_path, "local", priority)
     cfg = json.loads(g.config_path.read_text())
     assert cfg["sched_priority"] == priority
+    # the plan names the namespace; the agent writes where this machine keeps it
+    assert cfg["routers"][0]["netns"] == f"/run/netns/{plan.node('r1').netns}"
     assert [r["name"] for r in cfg["routers"]] == ["r1"]

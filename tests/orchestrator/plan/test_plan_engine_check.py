@@ -68,7 +68,8 @@ def test_engine_accepts_planned_config(spec: Path, overrides: list[str], tmp_pat
     plan = make_plan(load_spec(spec, overrides), f"c1test-{uuid.uuid4().hex[:8]}")
     _materialise(plan, router_namespaces)
     cfg = tmp_path / "engine.json"
-    cfg.write_text(json.dumps(plan.engine_file(None, str(tmp_path / "ctl.sock"))))
+    cfg.write_text(json.dumps(plan.engine_file(None, str(tmp_path / "ctl.sock"),
+                                               netns_path=lambda n: f"/run/netns/{n}")))
     r = subprocess.run([str(engine), "--config", str(cfg), "--check"], check=False,
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
