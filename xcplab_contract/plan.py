@@ -219,6 +219,24 @@ class Event:
 
 
 @dataclass(frozen=True)
+class Capture:
+    """A packet capture of one link direction (spec `captures:`, docs/captures.md), taken
+    inbound on the receiving end's interface and written as pcapng into the run directory."""
+
+    id: str
+    link: str
+    direction: Literal["a_to_b", "b_to_a"]
+    node: str  # receiving node: where the capture runs
+    ifname: str  # its interface on the link
+    snaplen_bytes: int
+    max_packets: int | None  # None = no packet budget
+    max_bytes: int  # the file stops growing past this (plus at most one packet)
+    start_s: float
+    stop_s: float | None  # None = end of run
+    file: str  # relative to the run directory: "captures/<id>.pcapng"
+
+
+@dataclass(frozen=True)
 class Plan:
     experiment: str
     run_id: str
@@ -232,6 +250,7 @@ class Plan:
     flows: tuple[Flow, ...]
     timeline: tuple[Event, ...]  # sorted by (t_s, order in spec)
     format: int = PLAN_FORMAT
+    captures: tuple[Capture, ...] = ()
 
     # -- lookups ---------------------------------------------------------
     def node(self, name: str) -> Node:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.plan import addressing, engine, tools, xcpi
+from orchestrator.plan.captures import plan_captures
 from orchestrator.plan.routing import Hop, all_routes
 from orchestrator.plan.timeline import build_timeline
 from orchestrator.spec.resolved import RDirection, ResolvedSpec
@@ -235,7 +236,8 @@ class Planner:
             seed=self.spec.seed, duration_s=self.spec.duration_s,
             metrics_interval_s=self.spec.metrics_interval_s, scale=self.spec.scale,
             nodes=nodes, links=tuple(links), flows=flows,
-            timeline=build_timeline(self.spec, tuple(links), flows))
+            timeline=build_timeline(self.spec, tuple(links), flows),
+            captures=plan_captures(self.spec, links))
 
 
 def make_plan(spec: ResolvedSpec, run_id: str) -> Plan:

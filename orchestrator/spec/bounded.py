@@ -14,6 +14,7 @@ from typing import Any
 from orchestrator import units
 from orchestrator.spec import bounds
 from orchestrator.spec.bounds import Bound
+from orchestrator.spec.captures import check_capture_bounds
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.models import LinkParams, Spec
 from orchestrator.spec.queue import KIND_FIELDS, QueueSpec
@@ -186,6 +187,7 @@ def check_bounds(spec: Spec, resolved: ResolvedSpec, lines: Lines,
     _check_link_values(spec, bad)
     for path, q in _queues(spec):
         _check_queue(q, path, spec.scale, bad)
+    check_capture_bounds(spec, bad)
     if not problems:  # totals of values already in range
         _check_totals(spec, resolved, link_paths, bad)
     if problems:

@@ -105,6 +105,21 @@ MAX_CHECKS = 1_000
 # directions + flows). ~100 B a row: 20 M rows is ~2 GB of CSV before compression.
 MAX_METRIC_ROWS = 20_000_000
 
+# -- packet captures (orchestrator/spec/captures.py) ----------------------------
+CAPTURE_SNAPLEN = Bound(
+    64, 262_144, "B",
+    "dumpcap takes up to 256 KiB; under 64 B not even Ethernet, IPv4 and the shim fit")
+CAPTURE_BYTES = Bound(
+    10_000, 1 * GiB, "B",
+    "one capture file on the run directory's disk; the run's tar.gz holds a second copy")
+CAPTURE_PACKETS = Bound(
+    1, 100_000_000, "pkts",
+    "a packet budget; the byte budget max_bytes bounds the file in any case")
+# Captured directions of one run: one dumpcap process each (measured cost: docs/captures.md).
+MAX_CAPTURES = 32
+# All capture files of one run together (each at most its max_bytes, plus one packet).
+MAX_CAPTURE_TOTAL_BYTES = 4 * GiB
+
 # -- raw engine params -----------------------------------------------------------
 # router-image/QUEUES.md, per kind: engine param -> (lo, hi) or the allowed values.
 # `queue.params` is passed to the engine verbatim, so it is checked against this table.

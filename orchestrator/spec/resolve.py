@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.spec import checks, when
+from orchestrator.spec.captures import resolve_captures
 from orchestrator.spec.flows import resolve_flows
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.models import LinkParams, LinkSpec, Spec
@@ -225,6 +226,7 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
     conditions: checks.Conditions = {}
     expect = checks.resolve_checks(spec, [x.id for x in r.links], r.bad, r.shortened,
                                    conditions)
+    captures = resolve_captures(spec, r.links, r.bad, r.shortened)
     if spec.metrics_interval <= 0 or spec.metrics_interval > spec.duration:
         r.bad(("metrics_interval",), "must be > 0 and at most the duration (e.g. 100ms)")
     if spec.duration <= 0:
@@ -243,7 +245,8 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
     resolved = ResolvedSpec(
         name=spec.name, description=spec.description, duration_s=spec.duration,
         seed=spec.seed, metrics_interval_s=spec.metrics_interval, scale=spec.scale,
-        nodes=nodes, links=links, flows=flows, timeline=timeline, expect=expect)
+        nodes=nodes, links=links, flows=flows, timeline=timeline, expect=expect,
+        captures=captures)
     return _apply_conditions(spec, r, resolved, conditions) if conditions else resolved
 
 
