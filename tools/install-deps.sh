@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything xcplab needs on a fresh Debian 12 machine: the Debian
 # packages listed in tools/apt-packages.txt and the Python package (editable,
-# with its dev extras). Idempotent; `make` skips it while the stamp is newer
+# with the orchestrator and dev extras). Idempotent; `make` skips it while the stamp is newer
 # than its inputs. `install-deps.sh --apt-only LIST...` installs only the
 # Debian packages of the given lists (used by `make images`).
 set -euo pipefail
@@ -28,5 +28,5 @@ fi
 [ "$apt_only" = 1 ] && exit 0
 # Without systemd the influxdb/postgresql packages start no daemon; tests start
 # their own servers on free loopback ports and stop them by PID.
-python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
+python3 -m pip install -q --disable-pip-version-check -e '.[orchestrator,dev]'
 touch .deps-stamp

@@ -29,7 +29,7 @@ rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/wheels"
 cp "$build/router-image/xcp-router" "$build/host-image/xcpperf" "$stage/bin/"
 cp -r "$repo/experiments" "$stage/experiments"
 cp "$repo/tools/images/influxdb.conf" "$repo/tools/images/orchestrator-entrypoint.sh" "$stage/"
-$py -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$stage/wheels" "$repo"
+$py -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$stage/wheels" "$repo[orchestrator]"
 
 $docker build -t xcplab/router:latest -f "$repo/router-image/Dockerfile" "$stage"
 $docker build -t xcplab/host:latest -f "$repo/host-image/Dockerfile" "$stage"
