@@ -40,6 +40,14 @@ def test_one_row_per_check_flow_and_busy_link_with_the_paper_beside_both_backend
     assert "flow f1: RTOs" not in rows  # no timeouts on either side
 
 
+def test_a_check_marked_not_reproduced_says_what_its_numbers_gave_on_each_side():
+    ns2, emu = _summary("ns2", 0.2, 1e6, 1e6), _summary("netns", 0.3, 1e6, 1e6)
+    for s, measured in ((ns2, "pass"), (emu, "fail")):
+        s["expectations"][0].update(status="not_reproduced", ok=False, measured_status=measured)
+    row = {r[0]: r for r in comparison_rows([ns2], [emu])}["check: Fig 2b"]
+    assert row[2:4] == ["0.2 NOT REPRODUCED (numbers: PASS)", "0.3 NOT REPRODUCED (numbers: FAIL)"]
+
+
 def test_repetitions_show_mean_sd_and_verdict_counts():
     assert cell([1.0, 3.0], ("PASS", "FAIL")) == "2 ± 1.4 (n=2) PASS 1/2, FAIL 1/2"
     assert cell([0.5, 0.5], ("PASS", "PASS")) == "0.5 ± 0 (n=2) PASS ×2"
