@@ -19,7 +19,7 @@ from xcplab_contract.errors import SpecError, XcplabError
 # Order shown in --help.
 COMMANDS = [
     "validate", "plan", "run", "sweep", "runs", "clean", "reproduce", "report",
-    "serve", "user", "schema",
+    "serve", "user", "schema", "generate",
 ]
 
 
