@@ -13,7 +13,7 @@
 
 namespace {
 
-class NullSink final : public xcphost::PacketSink {
+class NullWriter final : public xcphost::PacketWriter {
  public:
   std::span<uint8_t> buffer() override { return buf_; }
   void commit(uint32_t, size_t) override {}
@@ -30,9 +30,9 @@ class Echo final : public xcphost::ConnectionHandler {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  NullSink sink;
+  NullWriter writer;
   Echo echo;
-  xcphost::Endpoint ep(sink);
+  xcphost::Endpoint ep(writer);
   xcphost::ConnectionConfig cfg;
   cfg.send_buffer_bytes = 64 * 1024;
   cfg.receive_window_bytes = 1 << 20;  // bounds what out-of-order data can hold

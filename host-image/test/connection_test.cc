@@ -228,7 +228,7 @@ TEST(Connection, ReceiverReturnsEveryFeedbackByteUnderDelayedAcks) {
   };
   PatternReceiver rx;
   auto cfg = base_config(CcKind::kXcp);
-  cfg.desired_rate = xcp::Rate::megabits_per_second(5);
+  cfg.desired_rate = xcp::Rate::from_megabits_per_s(5);
   net.b().listen(5001, cfg, [&](Connection&) { return &rx; });
   PatternSender tx(200'000);
   Connection& c = net.a().connect(kKey, cfg, &tx, net.now());

@@ -11,7 +11,7 @@
 namespace xcphost {
 namespace {
 
-struct RecordingSink final : PacketSink {
+struct RecordingWriter final : PacketWriter {
   std::span<uint8_t> buffer() override { return buf; }
   void commit(uint32_t remote, size_t len) override {
     sent.push_back({remote, std::vector<uint8_t>(buf.begin(), buf.begin() + static_cast<long>(len))});
@@ -22,14 +22,14 @@ struct RecordingSink final : PacketSink {
 };
 
 TEST(EndpointXcpi, AcknowledgesAnEstimationRequestToItsSender) {
-  RecordingSink sink;
-  Endpoint ep(sink);
+  RecordingWriter writer;
+  Endpoint ep(writer);
   std::vector<uint8_t> req(xcp::kControlMessageLen);
   xcp::write_control({xcp::ControlType::kRequest, 0xBEEF, 3, 0, 0}, req);
   ep.on_packet(0x0A000302, req, xcp::Timestamp::zero());
-  ASSERT_EQ(sink.sent.size(), 1u);
-  EXPECT_EQ(sink.sent[0].first, 0x0A000302u);
-  const auto ack = xcp::parse_control(sink.sent[0].second);
+  ASSERT_EQ(writer.sent.size(), 1u);
+  EXPECT_EQ(writer.sent[0].first, 0x0A000302u);
+  const auto ack = xcp::parse_control(writer.sent[0].second);
   ASSERT_TRUE(ack);
   EXPECT_EQ(ack->type, xcp::ControlType::kAck);
   EXPECT_EQ(ack->session, 0xBEEFu);
@@ -38,15 +38,15 @@ TEST(EndpointXcpi, AcknowledgesAnEstimationRequestToItsSender) {
 }
 
 TEST(EndpointXcpi, IgnoresAcksAndCountsMalformedControl) {
-  RecordingSink sink;
-  Endpoint ep(sink);
+  RecordingWriter writer;
+  Endpoint ep(writer);
   std::vector<uint8_t> ack(xcp::kControlMessageLen);
   xcp::write_control({xcp::ControlType::kAck, 1, 1, 0, 0}, ack);
   ep.on_packet(1, ack, xcp::Timestamp::zero());
   std::vector<uint8_t> bad = ack;
   bad[20] = 99;  // unknown type
   ep.on_packet(1, bad, xcp::Timestamp::zero());
-  EXPECT_TRUE(sink.sent.empty());
+  EXPECT_TRUE(writer.sent.empty());
   EXPECT_EQ(ep.stats().malformed, 1u);
 }
 

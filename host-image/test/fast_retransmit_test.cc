@@ -88,7 +88,7 @@ TEST_P(FastRetransmitAtFullBuffer, RepairsCongestionLossesWithoutTimeout) {
   const Case& p = GetParam();
   // 10 Mb/s, RTT 100 ms, buffer one BDP (125 kB ≈ 83 packets of 1500 bytes).
   PathConfig fwd;
-  fwd.rate = xcp::Rate::megabits_per_second(10);
+  fwd.rate = xcp::Rate::from_megabits_per_s(10);
   fwd.delay = xcp::Duration::milliseconds(50);
   fwd.queue_packets = 83;
   PathConfig rev = fwd;

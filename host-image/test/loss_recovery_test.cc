@@ -91,7 +91,7 @@ Outcome run(const Scenario& sc) {
   ConnectionConfig client_cfg = server_cfg;
   client_cfg.loss_recovery = sc.client;
   client_cfg.send_buffer_bytes = 256 * 1024;
-  client_cfg.desired_rate = xcp::Rate::megabits_per_second(8);  // XCP: no router, ask for 8 of 10 Mb/s
+  client_cfg.desired_rate = xcp::Rate::from_megabits_per_s(8);  // XCP: no router, ask for 8 of 10 Mb/s
 
   PatternReceiver rx;
   net.b().listen(5001, server_cfg, [&](Connection&) { return &rx; });
@@ -222,7 +222,7 @@ TEST_P(LossRecoveryImpaired, DeliversEveryByteIntact) {
   ConnectionConfig cfg;
   cfg.cc = p.cc;
   cfg.loss_recovery = p.mode;
-  cfg.desired_rate = xcp::Rate::megabits_per_second(8);
+  cfg.desired_rate = xcp::Rate::from_megabits_per_s(8);
   cfg.send_buffer_bytes = 256 * 1024;
   PatternReceiver rx;
   net.b().listen(5001, cfg, [&](Connection&) { return &rx; });
@@ -272,15 +272,15 @@ TEST(LossRecovery, XcpOverADropTailBottleneckCollapsesOnlyWithReno) {
   };
   auto run_mode = [](LossRecovery mode) {
     PathConfig fwd;
-    fwd.rate = xcp::Rate::megabits_per_second(30);
+    fwd.rate = xcp::Rate::from_megabits_per_s(30);
     fwd.delay = xcp::Duration::milliseconds(20);  // RTT 40 ms: BDP 100 packets
     fwd.queue_packets = 100;                      // a buffer of one BDP, far below the window XCP asks for
     PathConfig rev = fwd;
-    rev.rate = xcp::Rate::megabits_per_second(1000);
+    rev.rate = xcp::Rate::from_megabits_per_s(1000);
     SimNetwork net(fwd, rev, 3);
     ConnectionConfig cfg;
     cfg.cc = CcKind::kXcp;
-    cfg.desired_rate = xcp::Rate::megabits_per_second(40);
+    cfg.desired_rate = xcp::Rate::from_megabits_per_s(40);
     cfg.loss_recovery = mode;
     PatternReceiver rx;
     net.b().listen(5001, cfg, [&](Connection&) { return &rx; });

@@ -36,7 +36,7 @@ TEST_P(PipeAccounting, DuplicatedSegmentsNeverOpenTheWindowBeyondCwnd) {
   const Case& p = GetParam();
   // 10 Mb/s, RTT 40 ms (BDP 35 packets), 100-packet buffer; 1 % of data
   // packets arrive twice. Nothing is lost but the buffer's overflow.
-  const xcp::Rate rate = xcp::Rate::megabits_per_second(10);
+  const xcp::Rate rate = xcp::Rate::from_megabits_per_s(10);
   const xcp::Duration one_way = xcp::Duration::milliseconds(20);
   PathConfig fwd;
   fwd.rate = rate;

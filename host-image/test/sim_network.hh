@@ -17,7 +17,7 @@
 namespace xcphost::test {
 
 struct PathConfig {
-  xcp::Rate rate = xcp::Rate::megabits_per_second(10);
+  xcp::Rate rate = xcp::Rate::from_megabits_per_s(10);
   xcp::Duration delay = xcp::Duration::milliseconds(10);  // one way
   size_t queue_packets = 100;
   double drop = 0.0;       // probability per packet
@@ -29,7 +29,7 @@ struct PathConfig {
 class SimNetwork;
 
 // One direction: what an Endpoint's packets go through.
-class SimLink final : public PacketSink {
+class SimLink final : public PacketWriter {
  public:
   SimLink(SimNetwork& net, uint32_t src, PathConfig cfg, uint64_t seed)
       : net_(net), src_(src), cfg_(cfg), rng_(seed), staging_(kMaxPacketBytes) {}

@@ -30,7 +30,7 @@ TEST_P(TransportSimTest, DeliversEveryByteInOrder) {
   ConnectionConfig cfg;
   cfg.cc = p.cc;
   // No XCP router in the simulated path: XCP asks for 8 Mb/s of the 10 Mb/s link.
-  cfg.desired_rate = xcp::Rate::megabits_per_second(8);
+  cfg.desired_rate = xcp::Rate::from_megabits_per_s(8);
   cfg.send_buffer_bytes = 256 * 1024;
 
   constexpr uint64_t kBytes = 1'000'000;
@@ -99,11 +99,11 @@ namespace {
 TEST(TransportSim, LostRetransmissionsAfterSlowStartOvershootAreRepaired) {
   for (CcKind cc : {CcKind::kNewReno, CcKind::kHighSpeed}) {
     PathConfig fwd;
-    fwd.rate = xcp::Rate::megabits_per_second(30);
+    fwd.rate = xcp::Rate::from_megabits_per_s(30);
     fwd.delay = xcp::Duration::microseconds(100);
     fwd.queue_packets = 66;  // 100 kB, as the kernel-router tbf test
     PathConfig rev = fwd;
-    rev.rate = xcp::Rate::megabits_per_second(1000);
+    rev.rate = xcp::Rate::from_megabits_per_s(1000);
     SimNetwork net(fwd, rev, 1);
     ConnectionConfig cfg;
     cfg.cc = cc;

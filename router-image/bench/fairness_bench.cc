@@ -43,7 +43,7 @@ PacketPtr make(size_t i) {
 
 void BM_XcpFairnessEnqueueDequeue(benchmark::State& state) {
   XcpQdisc q({.packets = 1000, .bytes = 0}, XcpParams{}, 1);
-  q.set_capacity(xcp::Rate::megabits_per_second(1000));
+  q.set_capacity(xcp::Rate::from_megabits_per_s(1000));
   q.configure({{"tcp_fairness", true}});
   std::array<PacketPtr, kFlows> spare;
   for (size_t i = 0; i < kFlows; ++i) spare[i] = make(i);

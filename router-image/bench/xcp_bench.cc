@@ -37,7 +37,7 @@ PacketPtr make_xcp(uint32_t size, uint32_t cwnd, uint32_t rtt_us) {
 
 // Runs enqueue/dequeue of a rotating set of packets from kFlows flows.
 void run(benchmark::State& state, Qdisc& q) {
-  q.set_capacity(xcp::Rate::megabits_per_second(1000));
+  q.set_capacity(xcp::Rate::from_megabits_per_s(1000));
   std::array<PacketPtr, kFlows> spare;
   for (size_t i = 0; i < kFlows; ++i) {
     spare[i] = make_xcp(1500, 30000 + 7000 * static_cast<uint32_t>(i), 10000 + 9000 * static_cast<uint32_t>(i));

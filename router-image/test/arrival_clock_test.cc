@@ -122,7 +122,7 @@ std::vector<double> y_series(Stamp stamp, const std::vector<std::pair<double, do
   enginetest::CollectingSink sink;
   auto qdisc = std::make_unique<XcpQdisc>(QueueLimit{.packets = 1000, .bytes = 0}, XcpParams{}, 1);
   qdisc->add_stage(std::make_unique<YRecorder>(y));
-  Link link(xcp::Rate::megabits_per_second(10), Duration::milliseconds(5), std::move(qdisc), LossModel({}, 1),
+  Link link(xcp::Rate::from_megabits_per_s(10), Duration::milliseconds(5), std::move(qdisc), LossModel({}, 1),
             sink);
   ArrivalClock port;
   int next_packet = 0;
@@ -178,7 +178,7 @@ TEST(ArrivalClockXcp, ArrivalBeforeTheLinksLastEventCountsInTheOpenInterval) {
   auto qdisc = std::make_unique<XcpQdisc>(QueueLimit{.packets = 1000, .bytes = 0}, XcpParams{}, 1);
   XcpQdisc* q = qdisc.get();
   qdisc->add_stage(std::make_unique<YRecorder>(y));
-  Link link(xcp::Rate::megabits_per_second(10), Duration::zero(), std::move(qdisc), LossModel({}, 1), sink);
+  Link link(xcp::Rate::from_megabits_per_s(10), Duration::zero(), std::move(qdisc), LossModel({}, 1), sink);
   link.offer(testutil::make_xcp_packet(1000, 12500, 10000, INT32_MAX), ms(0));
   link.advance(ms(51));  // the first (50 ms fallback) timeout has run
   ASSERT_EQ(y.size(), 1u);
@@ -195,7 +195,7 @@ TEST(ArrivalClockXcp, ArrivalBeforeTheLinksLastEventCountsInTheOpenInterval) {
 
 TEST(ArrivalClockXcp, LatenessIsMeasuredAgainstTheEnginesClock) {
   enginetest::CollectingSink sink;
-  Link link(xcp::Rate::megabits_per_second(10), Duration::zero(),
+  Link link(xcp::Rate::from_megabits_per_s(10), Duration::zero(),
             std::make_unique<XcpQdisc>(QueueLimit{.packets = 1000, .bytes = 0}, XcpParams{}, 1), LossModel({}, 1),
             sink);
   link.offer(testutil::make_packet(1500), ms(0));  // done serialising at 1.2 ms

@@ -20,7 +20,7 @@ using xcp::Timestamp;
 constexpr double kC = 1.25e6;  // link capacity, bytes/s (10 Mb/s)
 
 ChirpConfig config() {
-  ChirpConfig c = ChirpConfig::for_path(Rate::bytes_per_second(kC));
+  ChirpConfig c = ChirpConfig::for_path(Rate::from_bytes_per_s(kC));
   c.dither = false;
   return c;
 }

@@ -55,7 +55,7 @@ struct Stats {
 };
 
 Stats measure(const std::vector<Hop>& hops, Duration stamp_noise = Duration::zero()) {
-  const ChirpConfig cfg = ChirpConfig::for_path(Rate::bits_per_second(kCapacityBps));
+  const ChirpConfig cfg = ChirpConfig::for_path(Rate::from_bits_per_s(kCapacityBps));
   std::vector<double> err_c, bias_a, err_a, chirp_err, first;
   const double a = true_avail_bps(hops);
   for (int s = 1; s <= kSeeds; ++s) {
@@ -82,7 +82,7 @@ Stats measure(const std::vector<Hop>& hops, Duration stamp_noise = Duration::zer
 }
 
 std::vector<Hop> one_hop(Cross cross, double load) {
-  return {Hop{Rate::bits_per_second(kCapacityBps), load, cross}};
+  return {Hop{Rate::from_bits_per_s(kCapacityBps), load, cross}};
 }
 
 TEST(ChirpEstimatorSim, EstimateWithinToleranceOfCapacityMinusLoad) {
@@ -101,7 +101,7 @@ TEST(ChirpEstimatorSim, EstimateWithinToleranceOfCapacityMinusLoad) {
 }
 
 TEST(ChirpEstimatorSim, FirstEstimateAfterMinChirpsAndOverheadAsConfigured) {
-  const ChirpConfig cfg = ChirpConfig::for_path(Rate::bits_per_second(kCapacityBps));
+  const ChirpConfig cfg = ChirpConfig::for_path(Rate::from_bits_per_s(kCapacityBps));
   const ChirpSchedule schedule(cfg);
   const Stats st = measure(one_hop(Cross::kPoisson, 0.6));
   // Three chirps: two periods, then the third chirp's own length (plus its
@@ -132,8 +132,8 @@ TEST(ChirpEstimatorSim, StampNoiseOfFiftyMicrosecondsStaysWithinTolerance) {
 // low. 20 Mb/s at 60 % load (A = 8) before an idle 10 Mb/s link.
 TEST(ChirpEstimatorSim, TightLinkWiderThanNarrowLinkReadsLow) {
   for (Cross c : {Cross::kPoisson, Cross::kOnOff}) {
-    const std::vector<Hop> hops{Hop{Rate::bits_per_second(2 * kCapacityBps), 0.6, c},
-                                Hop{Rate::bits_per_second(kCapacityBps), 0.0, Cross::kCbr}};
+    const std::vector<Hop> hops{Hop{Rate::from_bits_per_s(2 * kCapacityBps), 0.6, c},
+                                Hop{Rate::from_bits_per_s(kCapacityBps), 0.0, Cross::kCbr}};
     const Stats st = measure(hops);
     std::printf("tight!=narrow %-8s A 8.00 Mb/s  bias/A %+6.1f%%\n", name(c), st.median_bias_a * 100);
     EXPECT_LT(st.median_bias_a, -0.05) << name(c);
@@ -144,7 +144,7 @@ TEST(ChirpEstimatorSim, TightLinkWiderThanNarrowLinkReadsLow) {
 // available bandwidth; the estimator reads its floor, about L, never < 0.
 TEST(ChirpEstimatorSim, OverloadedLinkReadsTheFloorNotANegativeRate) {
   ChirpRun run;
-  run.config = ChirpConfig::for_path(Rate::bits_per_second(kCapacityBps));
+  run.config = ChirpConfig::for_path(Rate::from_bits_per_s(kCapacityBps));
   run.hops = one_hop(Cross::kCbr, 1.2);
   run.chirps = run.config.chirps_per_estimate;
   const ChirpRunResult r = run_chirps(run);

@@ -12,7 +12,7 @@ using xcp::Timestamp;
 ChirpResult chirp(uint32_t id, std::optional<double> mbps, double at_s) {
   ChirpResult r;
   r.chirp_id = id;
-  if (mbps) r.estimate = Rate::megabits_per_second(*mbps);
+  if (mbps) r.estimate = Rate::from_megabits_per_s(*mbps);
   r.received = 20;
   r.completed_at = Timestamp::from_ns(static_cast<int64_t>(at_s * 1e9));
   return r;
@@ -74,7 +74,7 @@ TEST(ChirpEstimator, ResetForgetsEverything) {
 }
 
 TEST(ChirpEstimator, ProbesGoThroughItsAnalyzer) {
-  ChirpConfig c = ChirpConfig::for_path(Rate::megabits_per_second(10));
+  ChirpConfig c = ChirpConfig::for_path(Rate::from_megabits_per_s(10));
   c.min_chirps = 1;
   ChirpEstimator e(c);
   // A flat chirp (idle path) of 1 ms gaps (8 Mb/s) closed by its timeout:

@@ -11,7 +11,7 @@ namespace {
 using xcp::Duration;
 using xcp::Rate;
 
-ChirpConfig ten_mbps() { return ChirpConfig::for_path(Rate::megabits_per_second(10)); }
+ChirpConfig ten_mbps() { return ChirpConfig::for_path(Rate::from_megabits_per_s(10)); }
 
 double rate_of_gap(const std::vector<Duration>& o, size_t k, uint32_t bytes) {
   return bytes / (o[k + 1] - o[k]).seconds_f();
@@ -38,8 +38,8 @@ TEST(ChirpSchedule, ExactRatioNeedsNoExtraGap) {
   ChirpConfig c;
   c.dither = false;
   c.spread_factor = 2.0;
-  c.low_rate = Rate::megabits_per_second(1);
-  c.high_rate = Rate::megabits_per_second(8);  // 1, 2, 4, 8
+  c.low_rate = Rate::from_megabits_per_s(1);
+  c.high_rate = Rate::from_megabits_per_s(8);  // 1, 2, 4, 8
   EXPECT_EQ(ChirpSchedule(c).packets(), 5u);
 }
 
@@ -69,7 +69,7 @@ TEST(ChirpSchedule, DitherLowersEveryRateByTheSameFactorAndStillReachesHigh) {
 }
 
 TEST(ChirpSchedule, ForPathSetsRatesAndTheOverheadFraction) {
-  const Rate cap = Rate::megabits_per_second(10);
+  const Rate cap = Rate::from_megabits_per_s(10);
   const ChirpConfig c = ChirpConfig::for_path(cap, 0.02);
   EXPECT_DOUBLE_EQ(c.low_rate.bytes_per_s(), cap.bytes_per_s() / 20);
   EXPECT_DOUBLE_EQ(c.high_rate.bytes_per_s(), cap.bytes_per_s());

@@ -93,8 +93,8 @@ TEST(ControlHandler, SetLinkAppliesLive) {
       R"("limit_packets":9,"loss":{"model":"bernoulli","p":0.25},"up":false})");
   ASSERT_EQ(r["ok"], true) << r.dump();
   Link& l = f.routers[0]->egress(0);
-  EXPECT_EQ(l.capacity(), xcp::Rate::megabits_per_second(20));
-  EXPECT_EQ(l.qdisc().capacity(), xcp::Rate::megabits_per_second(20));
+  EXPECT_EQ(l.capacity(), xcp::Rate::from_megabits_per_s(20));
+  EXPECT_EQ(l.qdisc().capacity(), xcp::Rate::from_megabits_per_s(20));
   EXPECT_EQ(l.delay(), xcp::Duration::milliseconds(7));
   EXPECT_EQ(l.qdisc().limit().packets, 9u);
   EXPECT_EQ(l.loss_config().p, 0.25);
@@ -106,7 +106,7 @@ TEST(ControlHandler, InvalidSetLinkChangesNothing) {
   Fixture f;
   const json r = f.ask(R"({"cmd":"set_link","router":"r1","port":"r1:a","capacity_bps":5,"loss":{"model":"x"}})");
   EXPECT_EQ(r["ok"], false);
-  EXPECT_EQ(f.routers[0]->egress(0).capacity(), xcp::Rate::megabits_per_second(10));
+  EXPECT_EQ(f.routers[0]->egress(0).capacity(), xcp::Rate::from_megabits_per_s(10));
 }
 
 TEST(ControlHandler, ErrorsNameWhatIsWrong) {

@@ -41,7 +41,7 @@ std::unique_ptr<XcpQdisc> fair_queue(nlohmann::json extra = nlohmann::json::obje
   nlohmann::json params = {{"tcp_fairness", true}};
   params.update(extra);
   auto q = std::make_unique<XcpQdisc>(QueueLimit{}, XcpParams{}, 1);
-  q->set_capacity(xcp::Rate::bytes_per_second(kC));
+  q->set_capacity(xcp::Rate::from_bytes_per_s(kC));
   q->configure(params);
   return q;
 }

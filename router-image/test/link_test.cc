@@ -37,7 +37,7 @@ void run_until(Link& link, xcp::FakeClock& clock, Timestamp end, Duration step =
 TEST(Link, TenMegabitsDeliver62500BytesIn50ms) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(10), Duration::zero(), droptail(1000), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(10), Duration::zero(), droptail(1000), LossModel({}, 1), sink);
   for (int i = 0; i < 200; ++i) link.offer(make_sized(1500), clock.now());
   run_until(link, clock, Timestamp::zero() + Duration::milliseconds(50));
   // 10 Mb/s * 50 ms = 62 500 bytes, within one 1500-byte packet.
@@ -47,7 +47,7 @@ TEST(Link, TenMegabitsDeliver62500BytesIn50ms) {
 TEST(Link, LateServicingDoesNotChangeTheRate) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(10), Duration::zero(), droptail(1000), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(10), Duration::zero(), droptail(1000), LossModel({}, 1), sink);
   for (int i = 0; i < 200; ++i) link.offer(make_sized(1500), clock.now());
   // Woken only every 3.3 ms (much coarser than the 1.2 ms per packet).
   run_until(link, clock, Timestamp::zero() + Duration::milliseconds(50), Duration::microseconds(3300));
@@ -62,7 +62,7 @@ TEST(Link, LateServicingDoesNotChangeTheRate) {
 TEST(Link, PropagationDelayIsExact) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(10), Duration::milliseconds(10), droptail(10), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(10), Duration::milliseconds(10), droptail(10), LossModel({}, 1), sink);
   link.offer(make_sized(1000), clock.now());
   const Timestamp due = Timestamp::zero() + Duration::microseconds(800) + Duration::milliseconds(10);
   EXPECT_EQ(link.next_deadline(), Timestamp::zero() + Duration::microseconds(800));
@@ -78,7 +78,7 @@ TEST(Link, PropagationDelayIsExact) {
 TEST(Link, BufferLimitInPackets) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(1), Duration::zero(), droptail(10), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(1), Duration::zero(), droptail(10), LossModel({}, 1), sink);
   for (int i = 0; i < 20; ++i) link.offer(make_sized(1000), clock.now());
   // One packet went straight into the serialiser, ten wait, nine were dropped.
   EXPECT_EQ(link.qdisc().packets(), 10u);
@@ -91,7 +91,7 @@ TEST(Link, BufferLimitInPackets) {
 TEST(Link, BufferLimitInBytes) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(1), Duration::zero(), droptail(0, 5000), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(1), Duration::zero(), droptail(0, 5000), LossModel({}, 1), sink);
   for (int i = 0; i < 20; ++i) link.offer(make_sized(1000), clock.now());
   EXPECT_EQ(link.qdisc().bytes(), 5000u);
   EXPECT_EQ(link.qdisc().counters().drops_overflow, 14u);
@@ -100,12 +100,12 @@ TEST(Link, BufferLimitInBytes) {
 TEST(Link, LiveCapacityChangeKeepsQueuedPackets) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(10), Duration::zero(), droptail(100), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(10), Duration::zero(), droptail(100), LossModel({}, 1), sink);
   for (int i = 0; i < 50; ++i) link.offer(make_sized(1250), clock.now());  // 1 ms each at 10 Mb/s
   run_until(link, clock, Timestamp::zero() + Duration::microseconds(10500));
   ASSERT_EQ(sink.got.size(), 10u);
-  link.set_capacity(Rate::megabits_per_second(20));
-  EXPECT_EQ(link.qdisc().capacity(), Rate::megabits_per_second(20));
+  link.set_capacity(Rate::from_megabits_per_s(20));
+  EXPECT_EQ(link.qdisc().capacity(), Rate::from_megabits_per_s(20));
   run_until(link, clock, Timestamp::zero() + Duration::milliseconds(100));
   ASSERT_EQ(sink.got.size(), 50u);  // nothing lost
   // The 11th finishes at 11 ms at the old rate, the remaining 39 at 0.5 ms each.
@@ -116,7 +116,7 @@ TEST(Link, LiveCapacityChangeKeepsQueuedPackets) {
 TEST(Link, DownDropsArrivalsHoldsQueueAndResumes) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(10), Duration::milliseconds(1), droptail(100), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(10), Duration::milliseconds(1), droptail(100), LossModel({}, 1), sink);
   for (int i = 0; i < 5; ++i) link.offer(make_sized(1250), clock.now());
   link.set_up(false, clock.now());
   link.offer(make_sized(1250), clock.now());
@@ -132,7 +132,7 @@ TEST(Link, DownDropsArrivalsHoldsQueueAndResumes) {
 TEST(Link, LateHandOverNeverOverlapsTheWire) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(10), Duration::zero(), droptail(10), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(10), Duration::zero(), droptail(10), LossModel({}, 1), sink);
   link.offer(make_sized(1250), Timestamp::zero());  // on the wire 0..1 ms
   link.advance(Timestamp::zero() + Duration::milliseconds(2));
   // Another link hands over a packet whose virtual arrival (0.5 ms) predates
@@ -146,7 +146,7 @@ TEST(Link, LateHandOverNeverOverlapsTheWire) {
 TEST(Link, DelayDecreaseNeverReorders) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(100), Duration::milliseconds(20), droptail(100), LossModel({}, 1), sink);
+  Link link(Rate::from_megabits_per_s(100), Duration::milliseconds(20), droptail(100), LossModel({}, 1), sink);
   for (int i = 0; i < 3; ++i) link.offer(make_sized(1000 + i), clock.now());
   run_until(link, clock, Timestamp::zero() + Duration::milliseconds(1));
   link.set_delay(Duration::milliseconds(1));
@@ -160,7 +160,7 @@ TEST(Link, BernoulliLossOnTheLinkWithinBound) {
   xcp::FakeClock clock;
   CollectingSink sink;
   const int n = 50000;
-  Link link(Rate::megabits_per_second(1000), Duration::zero(), droptail(n), LossModel(bernoulli(0.01), 5), sink);
+  Link link(Rate::from_megabits_per_s(1000), Duration::zero(), droptail(n), LossModel(bernoulli(0.01), 5), sink);
   for (int i = 0; i < n; ++i) link.offer(make_sized(100), clock.now());
   run_until(link, clock, Timestamp::zero() + Duration::milliseconds(100), Duration::microseconds(50));
   const double sigma = std::sqrt(n * 0.01 * 0.99);
@@ -172,7 +172,7 @@ TEST(Link, BernoulliLossOnTheLinkWithinBound) {
 TEST(Link, StatsJsonNamesEveryCounter) {
   xcp::FakeClock clock;
   CollectingSink sink;
-  Link link(Rate::megabits_per_second(10), Duration::milliseconds(3), droptail(7), LossModel(bernoulli(0.5), 5), sink);
+  Link link(Rate::from_megabits_per_s(10), Duration::milliseconds(3), droptail(7), LossModel(bernoulli(0.5), 5), sink);
   const auto j = link.stats_json();
   EXPECT_EQ(j["config"]["capacity_bps"], 10000000u);
   EXPECT_EQ(j["config"]["delay_us"], 3000);

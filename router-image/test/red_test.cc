@@ -61,7 +61,7 @@ struct Measured {
 Measured hold_queue(RedParams k, int n, int trials, uint64_t seed) {
   k.w_q = 1.0;
   Red q({.packets = 0, .bytes = 0}, k, seed);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));
   Timestamp t = Timestamp::zero();
   while (q.packets() < static_cast<uint64_t>(n)) q.enqueue(make_packet(1000), t);  // early drops allowed
   int drops = 0, gap = 0, longest = 0;
@@ -109,7 +109,7 @@ TEST(Red, AverageIsEwmaOfQueueAtArrivals) {
   RedParams k = curve_params(true);
   k.w_q = 0.5;
   Red q({}, k, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));
   q.enqueue(make_packet(1000), Timestamp::zero());  // idle start: avg stays 0
   EXPECT_DOUBLE_EQ(q.avg(), 0);
   q.enqueue(make_packet(1000), Timestamp::zero());  // q = 1
@@ -122,7 +122,7 @@ TEST(Red, IdleTimeDecaysAverage) {
   RedParams k = curve_params(true);
   k.w_q = 0.1;
   Red q({}, k, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));  // 1000 B packet = 1 ms
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));  // 1000 B packet = 1 ms
   for (int i = 0; i < 50; ++i) q.enqueue(make_packet(1000), Timestamp::zero());
   const double before = q.avg();
   ASSERT_GT(before, 10);
@@ -141,7 +141,7 @@ TEST(Red, ThresholdsInBytes) {
   k.w_q = 1.0;
   k.gentle = false;
   Red q({}, k, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));
   // 9 × 1000 B queued: below min_th in bytes, never dropped.
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(q.enqueue(make_packet(1000), Timestamp::zero()));
   // Queue 10 000 B now; a 40 kB jump of big packets crosses max_th → forced.

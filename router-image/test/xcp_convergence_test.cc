@@ -32,7 +32,7 @@ FlowPath path_ms(double rtt_ms) {
 DumbbellConfig dumbbell(std::initializer_list<double> rtts_ms, uint64_t buffer_packets,
                         double xcp_capacity_bps = 0, uint64_t seed = 1) {
   DumbbellConfig cfg;
-  cfg.link = xcp::Rate::megabits_per_second(10);
+  cfg.link = xcp::Rate::from_megabits_per_s(10);
   cfg.xcp_capacity_bps = xcp_capacity_bps;
   cfg.buffer_packets = buffer_packets;
   cfg.seed = seed;

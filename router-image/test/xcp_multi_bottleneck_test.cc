@@ -18,8 +18,8 @@ ChainConfig chain(size_t long_flows) {
   ChainConfig cfg;
   // Low's topology (155 then 100 Mb/s) scaled to 20 then 10 Mb/s: the long
   // flows' downstream link is the tighter one. Both paths have an 80 ms RTT.
-  cfg.link1 = xcp::Rate::megabits_per_second(20);
-  cfg.link2 = xcp::Rate::megabits_per_second(10);
+  cfg.link1 = xcp::Rate::from_megabits_per_s(20);
+  cfg.link2 = xcp::Rate::from_megabits_per_s(10);
   cfg.long_flows = long_flows;
   cfg.short_flows = 1;
   cfg.long_path = {Duration::milliseconds(5), Duration::milliseconds(20), Duration::milliseconds(45)};

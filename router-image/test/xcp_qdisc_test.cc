@@ -23,7 +23,7 @@ Timestamp at_ms(double ms) { return Timestamp::from_ns(static_cast<int64_t>(ms *
 
 TEST(XcpQdisc, TimersStartWithFirstPacket) {
   XcpQdisc q({.packets = 100, .bytes = 0}, XcpParams{}, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));
   EXPECT_FALSE(q.next_deadline().has_value());
   ASSERT_TRUE(q.enqueue(make_packet(1000), at_ms(10)));
   ASSERT_NE(q.dequeue(at_ms(10)), nullptr);
@@ -41,7 +41,7 @@ TEST(XcpQdisc, TimersStartWithFirstPacket) {
 
 TEST(XcpQdisc, ArrivalsDroppedByTheBufferStillCountInY) {
   XcpQdisc q({.packets = 2, .bytes = 0}, XcpParams{}, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));
   for (int i = 0; i < 5; ++i) q.enqueue(make_xcp_packet(1000, 10000, 100000, INT32_MAX), at_ms(0));
   EXPECT_EQ(q.counters().drops_overflow, 3u);
   EXPECT_DOUBLE_EQ(q.controller().sums().y_bytes, 5000);
@@ -49,7 +49,7 @@ TEST(XcpQdisc, ArrivalsDroppedByTheBufferStillCountInY) {
 
 TEST(XcpQdisc, StandingQueueIsPersistentBurstIsNot) {
   XcpQdisc q({.packets = 0, .bytes = 0}, XcpParams{}, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));  // 1 ms per 1000 B packet
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));  // 1 ms per 1000 B packet
   // A burst of 20 packets that drains completely within the 25 ms window.
   for (int i = 0; i < 20; ++i) q.enqueue(make_packet(1000), at_ms(0));
   for (int i = 1; i <= 20; ++i) q.dequeue(at_ms(i));
@@ -68,11 +68,11 @@ TEST(XcpQdisc, StandingQueueIsPersistentBurstIsNot) {
 
 TEST(XcpQdisc, CapacityOverrideDecouplesXcpCapacity) {
   XcpQdisc q({}, XcpParams{}, 1);
-  q.set_capacity(xcp::Rate::megabits_per_second(10));
+  q.set_capacity(xcp::Rate::from_megabits_per_s(10));
   EXPECT_DOUBLE_EQ(q.xcp_capacity(), 1.25e6);
   q.configure({{"capacity_bps", 12e6}});
   EXPECT_DOUBLE_EQ(q.xcp_capacity(), 1.5e6);
-  q.set_capacity(xcp::Rate::megabits_per_second(20));  // link changes, override stays
+  q.set_capacity(xcp::Rate::from_megabits_per_s(20));  // link changes, override stays
   EXPECT_DOUBLE_EQ(q.xcp_capacity(), 1.5e6);
   q.configure({{"capacity_bps", 0}});  // back to the link rate
   EXPECT_DOUBLE_EQ(q.xcp_capacity(), 2.5e6);
@@ -96,7 +96,7 @@ TEST(XcpQdisc, ConfigureValidatesAsAWhole) {
 
 TEST(XcpQdisc, ReportCarriesXcpState) {
   XcpQdisc q({}, XcpParams{}, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));
   nlohmann::json out;
   q.report(out);
   ASSERT_TRUE(out.contains("xcp"));
@@ -108,7 +108,7 @@ TEST(XcpQdisc, ReportCarriesXcpState) {
 
 TEST(XcpQdisc, DepartingPacketCarriesFeedback) {
   XcpQdisc q({}, XcpParams{}, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(12.5e6));
+  q.set_capacity(xcp::Rate::from_bytes_per_s(12.5e6));
   // One interval of 10 MB/s of the §2 test-vector traffic, then departures.
   q.enqueue(make_xcp_packet(1000, 100000, 100000, INT32_MAX), at_ms(0));
   q.dequeue(at_ms(0));
@@ -156,7 +156,7 @@ class RecordingStage final : public XcpStage {
 TEST(XcpQdisc, StagesSeeArrivalsFeedbackAndTimeouts) {
   std::vector<std::string> log;
   XcpQdisc q({}, XcpParams{}, 1);
-  q.set_capacity(xcp::Rate::bytes_per_second(1e6));
+  q.set_capacity(xcp::Rate::from_bytes_per_s(1e6));
   q.add_stage(std::make_unique<RecordingStage>(log));
   EXPECT_FALSE(q.enqueue(make_xcp_packet(666, 10000, 100000, INT32_MAX), at_ms(0)));
   EXPECT_EQ(q.counters().drops_fairness, 1u);

@@ -197,7 +197,7 @@ namespace {
 TEST(XcpiNodeChirp, UpstreamSendsTheChirpsAndDownstreamEstimatesAnIdlePath) {
   XcpiConfig c;
   c.estimator = EstimatorKind::kChirp;
-  c.chirp = ChirpConfig::for_path(xcp::Rate::megabits_per_second(10), 0.1);
+  c.chirp = ChirpConfig::for_path(xcp::Rate::from_megabits_per_s(10), 0.1);
   c.chirps_per_request = 6;
   c.reestimate_period = Duration::seconds(100.0);
   struct InFlight {
@@ -207,7 +207,7 @@ TEST(XcpiNodeChirp, UpstreamSendsTheChirpsAndDownstreamEstimatesAnIdlePath) {
     size_t len;
   };
   std::vector<InFlight> wire;
-  const xcp::Rate link = xcp::Rate::megabits_per_second(10);
+  const xcp::Rate link = xcp::Rate::from_megabits_per_s(10);
   Timestamp wire_free = Timestamp::zero();
   auto sender = [&](uint32_t from) {
     return [&, from](uint32_t dst, const xcp::ControlMessage& m, size_t len, Timestamp at) {

@@ -129,7 +129,7 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       auto v = value(a);
       auto d = v ? parse_scaled(*v, 1000) : std::nullopt;
       if (!d) return need(a, "a rate in bit/s, e.g. 50M");
-      o.rate = xcp::Rate::bits_per_second(*d);
+      o.rate = xcp::Rate::from_bits_per_s(*d);
     } else if (a == "-i" || a == "--interval") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;

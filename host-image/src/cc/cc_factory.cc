@@ -3,7 +3,7 @@
 #include "cc/congestion_controller.hh"
 #include "cc/hstcp.hh"
 #include "cc/newreno.hh"
-#include "cc/xcp_controller.hh"
+#include "cc/xcp_window_control.hh"
 
 namespace xcphost {
 
@@ -25,7 +25,7 @@ std::string_view to_string(CcKind k) {
 
 std::unique_ptr<CongestionController> make_congestion_controller(CcKind kind, const CcConfig& cfg) {
   switch (kind) {
-    case CcKind::kXcp: return std::make_unique<XcpController>(cfg);
+    case CcKind::kXcp: return std::make_unique<XcpWindowControl>(cfg);
     case CcKind::kNewReno: return std::make_unique<NewReno>(cfg);
     case CcKind::kHighSpeed: return std::make_unique<Hstcp>(cfg);
   }

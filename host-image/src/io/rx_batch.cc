@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "transport/packet_sink.hh"
+#include "transport/packet_writer.hh"
 #include "xcp/fd.hh"
 
 namespace xcphost {

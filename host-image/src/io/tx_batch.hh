@@ -1,4 +1,4 @@
-// A PacketSink that gathers packets into a fixed array of buffers and sends
+// A PacketWriter that gathers packets into a fixed array of buffers and sends
 // them with one sendmmsg() per batch. When the socket buffer is full
 // (EAGAIN) the unsent packets stay queued and has_room() turns false until a
 // later flush() succeeds: the connection then simply waits, nothing is lost.
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "io/raw_socket.hh"
-#include "transport/packet_sink.hh"
+#include "transport/packet_writer.hh"
 
 namespace xcphost {
 
@@ -25,7 +25,7 @@ struct TxStats {
   int last_errno = 0;
 };
 
-class TxBatch final : public PacketSink {
+class TxBatch final : public PacketWriter {
  public:
   TxBatch(const RawSocket& sock, size_t batch_packets = 64);
   TxBatch(const TxBatch&) = delete;

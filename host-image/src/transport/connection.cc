@@ -28,12 +28,12 @@ std::string_view to_string(ConnError e) {
 }
 
 Connection::Connection(const ConnectionConfig& cfg, FlowKey key, bool active,
-                       ConnectionHandler* handler, PacketSink& sink)
+                       ConnectionHandler* handler, PacketWriter& writer)
     : cfg_(cfg),
       key_(key),
       active_(active),
       handler_(handler),
-      sink_(sink),
+      writer_(writer),
       cc_(make_congestion_controller(cfg.cc, cfg.cc_config())),
       rtt_(cfg.rtt),
       board_(0, cfg.mss_bytes),

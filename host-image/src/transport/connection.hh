@@ -5,7 +5,7 @@
 // The congestion controller owns the window.
 //
 // Clock-injected and socket-free: time comes in as arguments, packets go to
-// a PacketSink, events go to a ConnectionHandler. The owner calls
+// a PacketWriter, events go to a ConnectionHandler. The owner calls
 // on_packet() for each arriving segment, on_timer() when next_deadline()
 // passes and pump() to let the connection send what the window allows.
 #pragma once
@@ -20,7 +20,7 @@
 #include "transport/connection_config.hh"
 #include "transport/connection_handler.hh"
 #include "transport/feedback_accumulator.hh"
-#include "transport/packet_sink.hh"
+#include "transport/packet_writer.hh"
 #include "transport/receive_side.hh"
 #include "transport/rtt_estimator.hh"
 #include "transport/sack_scoreboard.hh"
@@ -61,7 +61,7 @@ class Connection final : private ReceiveSink {
  public:
   // Active open (client) when `active`, else passive (created by a listener on a SYN).
   Connection(const ConnectionConfig& cfg, FlowKey key, bool active, ConnectionHandler* handler,
-             PacketSink& sink);
+             PacketWriter& writer);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
@@ -81,7 +81,7 @@ class Connection final : private ReceiveSink {
                  std::span<const uint8_t> payload, xcp::Timestamp now);
   void on_timer(xcp::Timestamp now);
   xcp::Timestamp next_deadline() const;
-  // Sends what the window, the peer's window and the sink allow, then any ACK owed.
+  // Sends what the window, the peer's window and the writer allow, then any ACK owed.
   void pump(xcp::Timestamp now);
 
   ConnState state() const { return state_; }
@@ -136,7 +136,7 @@ class Connection final : private ReceiveSink {
   FlowKey key_;
   bool active_;
   ConnectionHandler* handler_;
-  PacketSink& sink_;
+  PacketWriter& writer_;
   std::unique_ptr<CongestionController> cc_;
   RttEstimator rtt_;
   SackScoreboard board_;

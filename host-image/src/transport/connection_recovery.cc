@@ -72,7 +72,7 @@ void Connection::check_lost_head_retransmission(const SegmentHeader& seg, xcp::T
   // retransmission waits for the RTO, and a sender kept busy by SACKs can
   // lose the RTO's retransmission too, again and again.
   if (seg.ts_ecr_us == 0 || static_cast<int32_t>(seg.ts_ecr_us - head_retx_ts_us_) <= 0) return;
-  if (!sink_.has_room()) return;
+  if (!writer_.has_room()) return;
   const uint64_t una = board_.snd_una();
   if (fin_sent_ && una == write_end_) {
     send_segment(una, 0, true, true, now);

@@ -1,5 +1,5 @@
 // Connection, sending half: what the window allows next, and how a segment
-// is encoded (shim + segment header + payload) straight into the sink.
+// is encoded (shim + segment header + payload) straight into the writer.
 #include <algorithm>
 #include <array>
 
@@ -28,10 +28,10 @@ uint64_t Connection::window_pipe() const {
 void Connection::pump(xcp::Timestamp now) {
   if (state_ == ConnState::kEstablished) {
     if (handler_ && !fin_queued_ && send_buf_.free_space() > 0) handler_->on_send_space(*this);
-    while (sink_.has_room() && send_one(now)) {
+    while (writer_.has_room() && send_one(now)) {
     }
   }
-  if (rx_.ack_owed() && !done() && state_ != ConnState::kSynSent && sink_.has_room()) {
+  if (rx_.ack_owed() && !done() && state_ != ConnState::kSynSent && writer_.has_room()) {
     send_control(seg_flags::kAck, now);
   }
 }
@@ -75,7 +75,7 @@ bool Connection::send_next_retransmission(xcp::Timestamp now) {
 
 void Connection::send_probe(xcp::Timestamp now) {
   probe_sent_ = true;
-  if (!sink_.has_room()) return;
+  if (!writer_.has_room()) return;
   ++stats_.tail_probes;
   // New data if there is any: its ACK (SACK) tells what arrived, and its
   // echoed timestamp lets check_lost_head_retransmission() act. Otherwise the
@@ -110,11 +110,11 @@ void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retrans
   seg.flags = seg_flags::kAck | (fin ? seg_flags::kFin : 0);
   seg.ts_val_us = wire_timestamp_us(now);
   if (board_.outstanding_bytes() == 0) last_ack_at_ = now;  // a new flight: the probe clock starts here
-  std::span<uint8_t> out = sink_.buffer();
+  std::span<uint8_t> out = writer_.buffer();
   const size_t hdr = write_packet(seg, true, out);
   if (len > 0) send_buf_.copy_out(seq, out.subspan(hdr, len));
   board_.on_sent(seq, len + (fin ? 1 : 0));
-  sink_.commit(key_.remote_addr, hdr + len);
+  writer_.commit(key_.remote_addr, hdr + len);
   ++stats_.packets_sent;
   cc_->on_packet_sent(now, len, board_.pipe());
   if (retransmit && seq == board_.snd_una()) {
@@ -155,9 +155,9 @@ void Connection::send_control(uint8_t flags, xcp::Timestamp now) {
   }
   // SYNs are Standard (they cross routers like data); ACKs and RSTs are Minimal.
   const bool standard = (flags & seg_flags::kSyn) != 0;
-  std::span<uint8_t> out = sink_.buffer();
+  std::span<uint8_t> out = writer_.buffer();
   const size_t len = write_packet(seg, standard, out);
-  sink_.commit(key_.remote_addr, len);
+  writer_.commit(key_.remote_addr, len);
   ++stats_.packets_sent;
   rx_.on_ack_sent();
 }

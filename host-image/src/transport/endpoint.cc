@@ -18,7 +18,7 @@ Connection& Endpoint::connect(FlowKey key, const ConnectionConfig& cfg, Connecti
     throw std::invalid_argument("connect: local port " + std::to_string(key.local_port) +
                                 " already used for this peer");
   }
-  auto conn = std::make_unique<Connection>(cfg, key, true, handler, sink_);
+  auto conn = std::make_unique<Connection>(cfg, key, true, handler, writer_);
   Connection& ref = *conn;
   conns_.emplace(key, Entry{std::move(conn), false});
   ++client_ports_[key.local_port];
@@ -72,7 +72,7 @@ void Endpoint::on_packet(uint32_t src_addr, std::span<const uint8_t> ip_payload,
     send_reset(src_addr, *seg, now);  // a segment for a connection this listener does not know
     return;
   }
-  auto conn = std::make_unique<Connection>(lit->second.cfg, key, false, nullptr, sink_);
+  auto conn = std::make_unique<Connection>(lit->second.cfg, key, false, nullptr, writer_);
   Connection& ref = *conn;
   conns_.emplace(key, Entry{std::move(conn), true});
   ref.set_handler(lit->second.acceptor(ref));
@@ -90,10 +90,10 @@ void Endpoint::send_reset(uint32_t remote_addr, const SegmentHeader& in, xcp::Ti
   xcp::XcpHeader shim;
   shim.format = xcp::Format::kMinimal;
   shim.next_protocol = kNextProtoTransport;
-  std::span<uint8_t> out = sink_.buffer();
+  std::span<uint8_t> out = writer_.buffer();
   const size_t n = xcp::write_header(shim, out);
   const size_t m = write_segment_header(seg, out.subspan(n));
-  sink_.commit(remote_addr, n + m);
+  writer_.commit(remote_addr, n + m);
   ++stats_.resets_sent;
 }
 
@@ -107,10 +107,10 @@ void Endpoint::on_control(uint32_t src_addr, std::span<const uint8_t> ip_payload
     ++stats_.not_ours;
     return;
   }
-  std::span<uint8_t> out = sink_.buffer();
+  std::span<uint8_t> out = writer_.buffer();
   if (out.size() < xcp::kControlMessageLen) return;
   const xcp::ControlMessage ack{xcp::ControlType::kAck, m->session, m->seq, 0, 0};
-  sink_.commit(src_addr, xcp::write_control(ack, out.first(xcp::kControlMessageLen)));
+  writer_.commit(src_addr, xcp::write_control(ack, out.first(xcp::kControlMessageLen)));
   ++stats_.xcpi_requests_answered;
 }
 

@@ -39,7 +39,7 @@ class Endpoint {
   // Called for every accepted connection; returns its handler (may be null).
   using Acceptor = std::function<ConnectionHandler*(Connection&)>;
 
-  explicit Endpoint(PacketSink& sink) : sink_(sink) {}
+  explicit Endpoint(PacketWriter& writer) : writer_(writer) {}
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
@@ -77,7 +77,7 @@ class Endpoint {
     bool accepted = false;
   };
 
-  PacketSink& sink_;
+  PacketWriter& writer_;
   std::unordered_map<uint16_t, Listener> listeners_;
   std::unordered_map<FlowKey, Entry, FlowKeyHash> conns_;
   std::unordered_map<uint16_t, uint32_t> client_ports_;  // local port -> connections

@@ -67,9 +67,11 @@ class Timestamp {
 class Rate {
  public:
   constexpr Rate() = default;
-  static constexpr Rate bytes_per_second(double bps) { return Rate(bps); }
-  static constexpr Rate bits_per_second(double bps) { return Rate(bps / 8.0); }
-  static constexpr Rate megabits_per_second(double mbps) { return Rate(mbps * 1e6 / 8.0); }
+  // Factories name their unit in full, as the accessors below do: from_X(v)
+  // makes the rate whose X() is v.
+  static constexpr Rate from_bytes_per_s(double bytes_per_s) { return Rate(bytes_per_s); }
+  static constexpr Rate from_bits_per_s(double bits_per_s) { return Rate(bits_per_s / 8.0); }
+  static constexpr Rate from_megabits_per_s(double megabits_per_s) { return Rate(megabits_per_s * 1e6 / 8.0); }
   static constexpr Rate zero() { return Rate(0.0); }
 
   constexpr double bytes_per_s() const { return bytes_per_s_; }
@@ -89,7 +91,7 @@ class Rate {
   constexpr auto operator<=>(const Rate&) const = default;
 
  private:
-  constexpr explicit Rate(double bps) : bytes_per_s_(bps) {}
+  constexpr explicit Rate(double bytes_per_s) : bytes_per_s_(bytes_per_s) {}
   double bytes_per_s_ = 0.0;
 };
 

@@ -147,7 +147,7 @@ json ControlHandler::set_link(const json& req) {
 
   const xcp::Timestamp now = clock_.now();
   link.advance(now);  // what happened before the change happens under the old parameters
-  if (capacity) link.set_capacity(xcp::Rate::bits_per_second(static_cast<double>(*capacity)));
+  if (capacity) link.set_capacity(xcp::Rate::from_bits_per_s(static_cast<double>(*capacity)));
   if (delay) link.set_delay(xcp::Duration::microseconds(static_cast<int64_t>(*delay)));
   link.set_limit(limit);
   if (loss) link.set_loss(*loss);

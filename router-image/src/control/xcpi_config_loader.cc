@@ -90,7 +90,7 @@ ChirpConfig parse_chirp(const json& j, const std::string& where, double& overhea
   c.chirps_per_estimate = static_cast<uint32_t>(r.number_or("chirps_per_estimate", c.chirps_per_estimate, 1, 100));
   c.min_chirps = static_cast<uint32_t>(r.number_or("min_chirps", c.min_chirps, 1, 100));
   r.finish();
-  c = c.for_rate(xcp::Rate::bits_per_second(max_rate), overhead);
+  c = c.for_rate(xcp::Rate::from_bits_per_s(max_rate), overhead);
   if (c.min_chirps > c.chirps_per_estimate) fail(where + ".min_chirps", "must not exceed chirps_per_estimate");
   try {
     c.validate();

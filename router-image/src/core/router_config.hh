@@ -22,7 +22,7 @@ struct LinkConfig {
   nlohmann::json queue;  // handed verbatim to make_qdisc()
   LossConfig loss;
   bool up = true;
-  xcp::Rate capacity() const { return xcp::Rate::bits_per_second(static_cast<double>(capacity_bps)); }
+  xcp::Rate capacity() const { return xcp::Rate::from_bits_per_s(static_cast<double>(capacity_bps)); }
 };
 
 struct PortConfig {

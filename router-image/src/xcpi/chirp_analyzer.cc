@@ -188,7 +188,7 @@ std::optional<xcp::Rate> ChirpAnalyzer::estimate(std::span<const Sample> s,
   }
   // The path carries at most H (U's output capacity when configured as
   // for_path() does): the grid's top gaps above it only queue at U.
-  return std::min(xcp::Rate::bytes_per_second(num / den), config.high_rate);
+  return std::min(xcp::Rate::from_bytes_per_s(num / den), config.high_rate);
 }
 
 }  // namespace xcprouter

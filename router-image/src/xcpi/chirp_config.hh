@@ -28,13 +28,13 @@ struct ChirpConfig {
   // about L (the chirp is above it from its first packet), so L is the floor
   // of the estimator. The chirp lasts about γ/(γ−1)·P/L, so lowering L costs
   // time linearly and packets only logarithmically.
-  xcp::Rate low_rate = xcp::Rate::megabits_per_second(0.5);
+  xcp::Rate low_rate = xcp::Rate::from_megabits_per_s(0.5);
   // H: the last gap probes at least this rate. Set it to the most the path
   // can carry (U's output capacity): chirp estimates are clamped to H (the
   // available bandwidth cannot exceed it; without the clamp an idle path
   // reads one or two grid steps high, +17 %), and gaps above U's own link
   // only queue at U.
-  xcp::Rate high_rate = xcp::Rate::megabits_per_second(10);
+  xcp::Rate high_rate = xcp::Rate::from_megabits_per_s(10);
   // γ: each gap is γ times shorter than the one before. The rate grid has
   // resolution γ; 1.2 is pathChirp's default (finer grids add packets,
   // coarser ones quantisation error).
@@ -115,7 +115,7 @@ struct ChirpConfig {
   // chirp itself lasts longer than the period.
   xcp::Rate overhead(xcp::Duration chirp_duration) const {
     const xcp::Duration span = std::max(chirp_period, chirp_duration);
-    return xcp::Rate::bytes_per_second(
+    return xcp::Rate::from_bytes_per_s(
         static_cast<double>(packets_per_chirp()) * packet_bytes / span.seconds_f());
   }
 

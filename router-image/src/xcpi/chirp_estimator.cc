@@ -34,7 +34,7 @@ std::optional<xcp::Rate> ChirpEstimator::estimate() const {
   if (window_.size() < config_.min_chirps) return std::nullopt;
   if (config_.smoothing == ChirpSmoothing::kMean) {
     const double sum = std::accumulate(window_.begin(), window_.end(), 0.0);
-    return xcp::Rate::bytes_per_second(sum / static_cast<double>(window_.size()));
+    return xcp::Rate::from_bytes_per_s(sum / static_cast<double>(window_.size()));
   }
   std::vector<double> v(window_.begin(), window_.end());
   const size_t mid = v.size() / 2;
@@ -45,7 +45,7 @@ std::optional<xcp::Rate> ChirpEstimator::estimate() const {
     // largest of the lower half).
     m = 0.5 * (m + *std::max_element(v.begin(), v.begin() + mid));
   }
-  return xcp::Rate::bytes_per_second(m);
+  return xcp::Rate::from_bytes_per_s(m);
 }
 
 void ChirpEstimator::reset() {

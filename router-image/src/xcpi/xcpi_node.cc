@@ -50,7 +50,7 @@ const UpstreamEntry* XcpiNode::entry(uint32_t upstream) const {
 }
 
 ChirpConfig XcpiNode::chirp_for(double h_bps) const {
-  return config_.chirp.for_rate(xcp::Rate::bits_per_second(h_bps), config_.chirp_overhead);
+  return config_.chirp.for_rate(xcp::Rate::from_bits_per_s(h_bps), config_.chirp_overhead);
 }
 
 UpstreamEntry* XcpiNode::find_or_create(uint32_t upstream, uint16_t in_port, xcp::Timestamp now) {

@@ -26,7 +26,7 @@ enum class Cross : uint8_t {
 };
 
 struct Hop {
-  xcp::Rate capacity = xcp::Rate::megabits_per_second(10);
+  xcp::Rate capacity = xcp::Rate::from_megabits_per_s(10);
   double load = 0.0;  // cross-traffic rate / capacity (offered)
   Cross cross = Cross::kCbr;
   uint64_t buffer_bytes = 100'000;  // DropTail, 80 ms at 10 Mb/s

@@ -1,4 +1,4 @@
-#include "cc/xcp_controller.hh"
+#include "cc/xcp_window_control.hh"
 
 #include <gtest/gtest.h>
 
@@ -29,23 +29,23 @@ AckEvent ack_with(int32_t feedback, bool duplicate = false, bool in_recovery = f
   return a;
 }
 
-TEST(XcpController, StartsAtOnePacket) {
-  XcpController x(config(1448, 1500));
+TEST(XcpWindowControl, StartsAtOnePacket) {
+  XcpWindowControl x(config(1448, 1500));
   EXPECT_EQ(x.wire_cwnd_bytes(), 1500u);
   EXPECT_EQ(x.cwnd_bytes(), 1448u);
   EXPECT_EQ(x.ssthresh_bytes(), 0u);
 }
 
-TEST(XcpController, ConfiguredInitialWindowIsPayloadBytes) {
+TEST(XcpWindowControl, ConfiguredInitialWindowIsPayloadBytes) {
   CcConfig c = config(1448, 1500);
   c.initial_cwnd_bytes = 10 * 1448;
-  XcpController x(c);
+  XcpWindowControl x(c);
   EXPECT_EQ(x.wire_cwnd_bytes(), 15'000u);
   EXPECT_EQ(x.cwnd_bytes(), 14'480u);
 }
 
-TEST(XcpController, FeedbackAppliedExactlyOncePerAckIncludingDuplicates) {
-  XcpController x(config());
+TEST(XcpWindowControl, FeedbackAppliedExactlyOncePerAckIncludingDuplicates) {
+  XcpWindowControl x(config());
   x.on_ack(ack_with(500));
   EXPECT_EQ(x.wire_cwnd_bytes(), 1500u);
   x.on_ack(ack_with(500, /*duplicate=*/true));
@@ -57,10 +57,10 @@ TEST(XcpController, FeedbackAppliedExactlyOncePerAckIncludingDuplicates) {
   EXPECT_EQ(x.feedback_applied_bytes(), 700);
 }
 
-TEST(XcpController, WindowIsInitialPlusSumOfFeedback) {
+TEST(XcpWindowControl, WindowIsInitialPlusSumOfFeedback) {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int32_t> fb(-200, 400);
-  XcpController x(config(1448, 1500));
+  XcpWindowControl x(config(1448, 1500));
   int64_t expected = 1500;
   for (int i = 0; i < 5000; ++i) {
     const int32_t f = fb(rng);
@@ -71,16 +71,16 @@ TEST(XcpController, WindowIsInitialPlusSumOfFeedback) {
   EXPECT_EQ(x.cwnd_bytes(), static_cast<uint64_t>(expected * 1448 / 1500));
 }
 
-TEST(XcpController, NegativeFeedbackFloorsAtOnePacket) {
-  XcpController x(config(1000, 1040));
+TEST(XcpWindowControl, NegativeFeedbackFloorsAtOnePacket) {
+  XcpWindowControl x(config(1000, 1040));
   x.on_ack(ack_with(10'000));
   x.on_ack(ack_with(-1'000'000));
   EXPECT_EQ(x.wire_cwnd_bytes(), 1040u);
   EXPECT_EQ(x.cwnd_bytes(), 1000u);
 }
 
-TEST(XcpController, ThreeDupacksHalveAndFeedbackKeepsApplying) {
-  XcpController x(config());
+TEST(XcpWindowControl, ThreeDupacksHalveAndFeedbackKeepsApplying) {
+  XcpWindowControl x(config());
   x.on_ack(ack_with(9000));  // 10000
   x.on_loss(Timestamp::zero(), 10'000);
   EXPECT_EQ(x.wire_cwnd_bytes(), 5000u);
@@ -96,15 +96,15 @@ TEST(XcpController, ThreeDupacksHalveAndFeedbackKeepsApplying) {
   EXPECT_FALSE(h.flags & xcp::flags::kLossFallback);
 }
 
-TEST(XcpController, HalvingFloorsAtOnePacket) {
-  XcpController x(config(1000, 1500));
+TEST(XcpWindowControl, HalvingFloorsAtOnePacket) {
+  XcpWindowControl x(config(1000, 1500));
   x.on_ack(ack_with(1000));  // 2500
   x.on_loss(Timestamp::zero(), 2500);
   EXPECT_EQ(x.wire_cwnd_bytes(), 1500u);
 }
 
-TEST(XcpController, TimeoutResetsToOnePacketUntilNewDataAcked) {
-  XcpController x(config());
+TEST(XcpWindowControl, TimeoutResetsToOnePacketUntilNewDataAcked) {
+  XcpWindowControl x(config());
   x.on_ack(ack_with(99'000));
   x.on_timeout(Timestamp::zero());
   EXPECT_EQ(x.wire_cwnd_bytes(), 1000u);
@@ -116,8 +116,8 @@ TEST(XcpController, TimeoutResetsToOnePacketUntilNewDataAcked) {
   EXPECT_FALSE(x.in_loss_fallback());
 }
 
-TEST(XcpController, HeaderUnlimited) {
-  XcpController x(config());
+TEST(XcpWindowControl, HeaderUnlimited) {
+  XcpWindowControl x(config());
   x.on_ack(ack_with(4000));
   xcp::XcpHeader h;
   x.fill_header(h, Duration::microseconds(80'123), false);
@@ -129,24 +129,24 @@ TEST(XcpController, HeaderUnlimited) {
   EXPECT_FALSE(h.has_xcpi());
 }
 
-TEST(XcpController, HeaderBeforeFirstRttSample) {
+TEST(XcpWindowControl, HeaderBeforeFirstRttSample) {
   CcConfig c = config();
-  XcpController unlimited(c);
+  XcpWindowControl unlimited(c);
   xcp::XcpHeader h;
   unlimited.fill_header(h, Duration::zero(), false);
   EXPECT_EQ(h.rtt_us, 0u);
   EXPECT_EQ(h.cwnd_bytes, 1000u);
   EXPECT_EQ(h.feedback_bytes, kI32Max);
-  c.desired_rate = xcp::Rate::megabits_per_second(10);
-  XcpController limited(c);
+  c.desired_rate = xcp::Rate::from_megabits_per_s(10);
+  XcpWindowControl limited(c);
   limited.fill_header(h, Duration::zero(), false);
   EXPECT_EQ(h.feedback_bytes, 0);
 }
 
-TEST(XcpController, HeaderDesiredRate) {
+TEST(XcpWindowControl, HeaderDesiredRate) {
   CcConfig c = config();
-  c.desired_rate = xcp::Rate::bytes_per_second(10e6);
-  XcpController x(c);
+  c.desired_rate = xcp::Rate::from_bytes_per_s(10e6);
+  XcpWindowControl x(c);
   xcp::XcpHeader h;
   // r·srtt = 1e6 bytes, cwnd 1000: s·(1e6 − 1000)/1000 = 999000
   x.fill_header(h, Duration::milliseconds(100), false);
@@ -155,11 +155,11 @@ TEST(XcpController, HeaderDesiredRate) {
   x.on_ack(ack_with(1'999'000));  // cwnd 2e6 = twice r·srtt
   x.fill_header(h, Duration::milliseconds(100), false);
   EXPECT_EQ(h.feedback_bytes, -500);
-  EXPECT_EQ(XcpController::feedback_request(1500, 1e12, Duration::seconds(1), 1500), kI32Max);
+  EXPECT_EQ(XcpWindowControl::feedback_request(1500, 1e12, Duration::seconds(1), 1500), kI32Max);
 }
 
-TEST(XcpController, HeaderAppLimited) {
-  XcpController x(config());
+TEST(XcpWindowControl, HeaderAppLimited) {
+  XcpWindowControl x(config());
   xcp::XcpHeader h;
   x.fill_header(h, Duration::milliseconds(20), true);
   EXPECT_EQ(h.feedback_bytes, 0);
@@ -168,17 +168,17 @@ TEST(XcpController, HeaderAppLimited) {
   EXPECT_FALSE(h.flags & xcp::flags::kAppLimited) << "flag cleared when no longer limited";
 }
 
-TEST(XcpController, HeaderSubMicrosecondRttIsNotZero) {
-  XcpController x(config());
+TEST(XcpWindowControl, HeaderSubMicrosecondRttIsNotZero) {
+  XcpWindowControl x(config());
   xcp::XcpHeader h;
   x.fill_header(h, Duration::nanoseconds(300), false);
   EXPECT_EQ(h.rtt_us, 1u);
 }
 
-TEST(XcpController, IxcpBottleneckEcho) {
+TEST(XcpWindowControl, IxcpBottleneckEcho) {
   CcConfig c = config();
   c.ixcp_access_link_id = 0x1111;
-  XcpController x(c);
+  XcpWindowControl x(c);
   xcp::XcpHeader h;
   x.fill_header(h, Duration::milliseconds(10), false);
   EXPECT_TRUE(h.has_ixcp());
@@ -193,8 +193,8 @@ TEST(XcpController, IxcpBottleneckEcho) {
   EXPECT_EQ(x.bottleneck_id(), 0x2222u);
 }
 
-TEST(XcpController, IxcpEchoIgnoredWhenNotConfigured) {
-  XcpController x(config());
+TEST(XcpWindowControl, IxcpEchoIgnoredWhenNotConfigured) {
+  XcpWindowControl x(config());
   AckEvent a = ack_with(0);
   a.echoed_next_bottleneck_id = 0x2222;
   x.on_ack(a);
@@ -203,11 +203,11 @@ TEST(XcpController, IxcpEchoIgnoredWhenNotConfigured) {
   EXPECT_FALSE(h.has_ixcp());
 }
 
-TEST(XcpController, XcpiBlockWhenConfigured) {
+TEST(XcpWindowControl, XcpiBlockWhenConfigured) {
   CcConfig c = config();
   c.xcpi_ip_ttl = 64;
   c.xcpi_sender_ipv4 = 0x0a000001;
-  XcpController x(c);
+  XcpWindowControl x(c);
   xcp::XcpHeader h;
   x.fill_header(h, Duration::milliseconds(10), false);
   EXPECT_TRUE(h.has_xcpi());
@@ -216,8 +216,8 @@ TEST(XcpController, XcpiBlockWhenConfigured) {
   EXPECT_EQ(h.length(), 28u);
 }
 
-TEST(XcpController, HugeWindowSaturatesHeader) {
-  XcpController x(config());
+TEST(XcpWindowControl, HugeWindowSaturatesHeader) {
+  XcpWindowControl x(config());
   for (int i = 0; i < 3; ++i) x.on_ack(ack_with(kI32Max));
   xcp::XcpHeader h;
   x.fill_header(h, Duration::milliseconds(10), false);

@@ -13,14 +13,14 @@ namespace xcphost {
 // Largest packet a connection builds (shim + segment + payload), bytes.
 inline constexpr size_t kMaxPacketBytes = 9000;
 
-class PacketSink {
+class PacketWriter {
  public:
-  virtual ~PacketSink() = default;
+  virtual ~PacketWriter() = default;
   // Space for the next packet (at least kMaxPacketBytes). Valid until commit().
   virtual std::span<uint8_t> buffer() = 0;
   // Sends the first `len` bytes of buffer() to IPv4 `remote_addr` (host order).
   virtual void commit(uint32_t remote_addr, size_t len) = 0;
-  // False while the sink cannot take another packet (socket buffer full):
+  // False while the writer cannot take another packet (socket buffer full):
   // the connection then stops sending and resumes on the next pump.
   virtual bool has_room() const = 0;
 };

@@ -1,4 +1,4 @@
-#include "cc/xcp_controller.hh"
+#include "cc/xcp_window_control.hh"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@ constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kU32Max = std::numeric_limits<uint32_t>::max();
 }  // namespace
 
-XcpController::XcpController(const CcConfig& cfg)
+XcpWindowControl::XcpWindowControl(const CcConfig& cfg)
     : cfg_(cfg), s_(std::max<int64_t>(1, cfg.packet_bytes)) {
   if (cfg_.mss_bytes == 0) cfg_.mss_bytes = 1;
   // Default: one packet, as ns-2's XCP sender starts; feedback grows it from
@@ -25,12 +25,12 @@ XcpController::XcpController(const CcConfig& cfg)
   if (cfg.ixcp_access_link_id) bottleneck_id_ = *cfg.ixcp_access_link_id;
 }
 
-uint64_t XcpController::cwnd_bytes() const {
+uint64_t XcpWindowControl::cwnd_bytes() const {
   const double payload = static_cast<double>(cwnd_wire_) * cfg_.mss_bytes / static_cast<double>(s_);
   return std::max<uint64_t>(cfg_.mss_bytes, static_cast<uint64_t>(payload));
 }
 
-int32_t XcpController::feedback_request(double packet_bytes, double rate_bytes_per_s,
+int32_t XcpWindowControl::feedback_request(double packet_bytes, double rate_bytes_per_s,
                                         xcp::Duration srtt, double cwnd_wire_bytes) {
   if (cwnd_wire_bytes <= 0) return static_cast<int32_t>(kI32Max);
   const double fb = packet_bytes * (rate_bytes_per_s * srtt.seconds_f() - cwnd_wire_bytes) / cwnd_wire_bytes;
@@ -39,7 +39,7 @@ int32_t XcpController::feedback_request(double packet_bytes, double rate_bytes_p
   return static_cast<int32_t>(clamped);
 }
 
-void XcpController::fill_header(xcp::XcpHeader& h, xcp::Duration srtt, bool app_limited) const {
+void XcpWindowControl::fill_header(xcp::XcpHeader& h, xcp::Duration srtt, bool app_limited) const {
   h.cwnd_bytes = static_cast<uint32_t>(std::min(cwnd_wire_, kU32Max));
   // 0 means "no sample yet" on the wire, so a real sub-µs srtt is sent as 1.
   h.rtt_us = srtt > xcp::Duration::zero()
@@ -74,7 +74,7 @@ void XcpController::fill_header(xcp::XcpHeader& h, xcp::Duration srtt, bool app_
   }
 }
 
-void XcpController::on_ack(const AckEvent& ack) {
+void XcpWindowControl::on_ack(const AckEvent& ack) {
   cwnd_wire_ = std::max<int64_t>(cwnd_wire_ + ack.reverse_feedback_bytes, s_);
   feedback_total_ += ack.reverse_feedback_bytes;
   if (cfg_.ixcp_access_link_id && ack.echoed_next_bottleneck_id) bottleneck_id_ = *ack.echoed_next_bottleneck_id;
@@ -86,17 +86,17 @@ void XcpController::on_ack(const AckEvent& ack) {
   }
 }
 
-void XcpController::on_loss(xcp::Timestamp, uint64_t) {
+void XcpWindowControl::on_loss(xcp::Timestamp, uint64_t) {
   cwnd_wire_ = std::max<int64_t>(cwnd_wire_ / 2, s_);
   loss_fallback_ = true;
 }
 
-void XcpController::on_recovery_exit(xcp::Timestamp) {
+void XcpWindowControl::on_recovery_exit(xcp::Timestamp) {
   loss_fallback_ = false;
   after_timeout_ = false;
 }
 
-void XcpController::on_timeout(xcp::Timestamp) {
+void XcpWindowControl::on_timeout(xcp::Timestamp) {
   // "Severe congestion" (PROTOCOL.md §3): back to one packet.
   cwnd_wire_ = s_;
   loss_fallback_ = true;

@@ -1,4 +1,6 @@
-// The XCP end-host controller (PROTOCOL.md §3).
+// The XCP end host's window control (PROTOCOL.md §3): the sender's congestion
+// controller for `--cc xcp` (the routers' control law is router-image's
+// XcpController).
 //
 // Internally the window is kept in wire bytes (the unit of s, H_cwnd and the
 // routers' feedback), so feedback is added without conversion; cwnd_bytes()
@@ -21,9 +23,9 @@
 
 namespace xcphost {
 
-class XcpController final : public CongestionController {
+class XcpWindowControl final : public CongestionController {
  public:
-  explicit XcpController(const CcConfig& cfg);
+  explicit XcpWindowControl(const CcConfig& cfg);
 
   std::string_view name() const override { return "xcp"; }
   uint64_t cwnd_bytes() const override;
