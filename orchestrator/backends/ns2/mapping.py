@@ -1,7 +1,7 @@
 """How a plan maps onto ns-2.35 objects, and what of a plan ns-2.35 cannot express.
 
 Pure: `refusals(plan)` names every feature ns-2.35 lacks (the run is refused, never
-approximated); `flow_agents(plan)` and `queue_limit_packets(...)` give the exact
+approximated); `agent_for(flow)` and `ns2_queue_limit(...)` give the exact
 ns-2 objects and numbers the script uses, so `mapping.json` records them.
 
 Packets: every data packet is WIRE_BYTES on the wire (the emulator's 1500-byte
@@ -87,6 +87,9 @@ def parameter_record(mapping: dict[str, Any], ns_defaults: dict[str, Any]) -> di
                    if k not in ("alpha", "beta", "gamma")},
                 "set-link-capacity_bps": xcp_dirs},
         "queue_limits_packets": {d["link"]: d["limit_packets"] for d in mapping["directions"]},
+        "queue_limit_semantics": "packets waiting, as the engine's limit; ns-2's qlim_ is one "
+                                 "more for DropTail and XCP (they hold qlim_ - 1), equal for RED",
+        "ns2_qlim": {d["link"]: d["qlim_"] for d in mapping["directions"]},
         "queues": {d["link"]: d["queue"] for d in mapping["directions"]},
         "headers": {"wire_packet_bytes": WIRE_BYTES, "tcpip_header_bytes": TCPIP_HEADER_BYTES,
                     "timestamp_option_bytes_xcp": TIMESTAMP_OPTION_BYTES,
@@ -148,14 +151,30 @@ def agent_for(flow: Flow) -> AgentMap:
 
 
 def queue_limit_packets(d: Direction) -> int:
-    """ns-2 counts its buffer in packets: the plan's packet bound, or as many full
-    WIRE_BYTES packets as its byte bound holds (the smaller when both are set)."""
+    """The plan's buffer in packets, as the engine counts it (packets waiting, the one
+    being serialised not included): its packet bound, or as many full WIRE_BYTES packets
+    as its byte bound holds (the smaller when both are set)."""
     limits = []
     if d.queue.limit_packets > 0:
         limits.append(d.queue.limit_packets)
     if d.queue.limit_bytes > 0:
         limits.append(max(1, d.queue.limit_bytes // WIRE_BYTES))
     return min(limits)
+
+
+# What ns-2.35's `queue-limit N` holds, by queue: DropTail::enque drops an arrival when
+# `length() + 1 >= qlim_` (XCPQueue is a DropTail), so N holds N - 1 waiting packets and
+# N = 1 passes nothing; REDQueue::enque drops when the length before the arrival is
+# `>= qlim_`, so N holds N waiting. The packet on the wire has left the queue in both,
+# as in the engine, whose limit L holds L waiting packets.
+NS2_QLIM_EXTRA = {"droptail": 1, "xcp": 1, "red": 0}
+
+
+def ns2_queue_limit(d: Direction, waiting: int | None = None) -> int:
+    """ns-2's qlim_ for a direction whose engine queue holds `waiting` packets (default:
+    its plan's buffer)."""
+    w = queue_limit_packets(d) if waiting is None else waiting
+    return w + NS2_QLIM_EXTRA[d.queue.kind]
 
 
 def red_settings(d: Direction) -> dict[str, Any]:
@@ -215,10 +234,6 @@ GE_REFUSAL = ("Gilbert-Elliott loss: not mapped to ns-2 (ns-2.35's two-state err
               "drops all of its bad state and none of its good one, and also the packet "
               "during which the good state ends; the engine's per-packet chain with "
               "loss_good/loss_bad has no exact counterpart)")
-
-# What a timeline set_link may change in ns-2, and how (script.py `_timeline`).
-SET_LINK_MAPPED = ("capacity_bps", "delay_us", "limit_packets", "limit_bytes", "loss")
-
 
 def _event_refusals(e: Event) -> list[str]:
     """A link event ns-2 cannot replay: links going down or up, Gilbert-Elliott loss."""

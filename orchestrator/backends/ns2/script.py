@@ -25,6 +25,7 @@ from orchestrator.backends.ns2.mapping import (
     RECEIVER_WINDOW_PACKETS,
     WIRE_BYTES,
     agent_for,
+    ns2_queue_limit,
     ns2_seed,
     queue_limit_packets,
     red_settings,
@@ -73,7 +74,7 @@ def _timeline(plan: Plan, directions: list[dict[str, Any]],
             if "delay_us" in req:
                 cmds.append(f"[{link} link] set delay_ {_num(req['delay_us'] / 1e6)}")
             if "limit_packets" in req or "limit_bytes" in req:
-                limit = queue_limit_packets(replace(d, queue=replace(
+                limit = ns2_queue_limit(replace(d, queue=replace(
                     d.queue, limit_packets=req.get("limit_packets", 0),
                     limit_bytes=req.get("limit_bytes", 0))))
                 cmds.append(f"$ns queue-limit {a} {b} {limit}")
@@ -111,15 +112,16 @@ def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
             i = len(directions)
             a, b = f"$n({node_ix[d.src]})", f"$n({node_ix[d.dst]})"
             limit = queue_limit_packets(d)
+            qlim = ns2_queue_limit(d)
             entry: dict[str, Any] = {
                 "index": i, "link": f"{d.src}->{d.dst}", "link_id": link.id, "side": side,
                 "node": d.emulated_by, "port": d.port, "stage": d.stage,
                 "tcl_nodes": [a, b], "capacity_bps": d.capacity_bps,
                 "delay_s": d.delay_us / 1e6, "queue": NS2_QUEUE[d.queue.kind],
-                "limit_packets": limit, "loss": d.loss.to_engine()}
+                "limit_packets": limit, "qlim_": qlim, "loss": d.loss.to_engine()}
             lines.append(f"$ns simplex-link {a} {b} {d.capacity_bps} {_num(d.delay_us / 1e6)} "
                          f"{NS2_QUEUE[d.queue.kind]} ;# {d.src}->{d.dst}")
-            lines.append(f"$ns queue-limit {a} {b} {limit}")
+            lines.append(f"$ns queue-limit {a} {b} {qlim}")
             q = f"[[$ns link {a} {b}] queue]"
             if d.queue.kind == "xcp":
                 cap = int(d.queue.params.get("capacity_bps") or d.capacity_bps)

@@ -79,6 +79,7 @@ def test_the_manifest_records_the_ns_version_and_the_exact_parameter_mapping(
     assert par["xcp"]["set-link-capacity_bps"]["r2->r3"] == 30_000_000
     # 1 BDP = 30 Mb/s x 40 ms = 150 kB = 100 packets of 1500 B
     assert par["queue_limits_packets"]["r2->r3"] == 100
+    assert par["ns2_qlim"]["r2->r3"] == 101  # ns-2's XCP (a DropTail) holds qlim_ - 1
     assert par["headers"]["payload_bytes"]["xcp"] == 1500 - 40 - 10
     assert par["agents"]["xcp"]["agent"] == "Agent/TCP/Reno/XCP"
     # the binary's own defaults, asked at prepare
@@ -108,3 +109,14 @@ def test_a_capacity_change_in_the_timeline_is_what_the_link_then_carries(tmp_pat
     assert 0.95 * 30e6 <= rate.loc[3.0:4.0].mean() <= 30e6
     assert 0.9 * 15e6 <= rate.loc[5.0:8.0].mean() <= 15e6 * 1.001
     assert res.summary["links"]["r2->r3"]["drops_queue"] == 0  # XCP was told the new capacity
+
+
+def test_a_one_packet_buffer_holds_one_packet_as_the_engine_s(tmp_path: Path) -> None:
+    # ns-2's DropTail with qlim_ 1 drops every arrival; the engine's limit 1 keeps one
+    # packet waiting behind the one on the wire, so the script asks qlim_ 2 (one flow into a
+    # one-packet buffer then mostly waits for timeouts, but it moves)
+    res = execute_run(FIG2 / "fig2a-tcp.yaml", out_dir=tmp_path, backend="ns2",
+                      overrides=["duration=5s", "links[bottleneck].buffer=1pkts", "expect=[]"])
+    assert res.status == "completed", res.summary.get("error")
+    link = res.summary["links"]["r2->r3"]
+    assert link["utilization"] > 0 and link["max_queue_pkts"] == 1

@@ -64,9 +64,13 @@ def test_one_simplex_link_per_direction_with_its_capacity_delay_and_queue(script
 
 def test_buffers_in_whole_1500_byte_packets_and_xcp_told_its_capacity(script) -> None:
     text, mapping = script
-    # 60000 B of buffer = 40 packets of 1500 B on every direction
+    # 60000 B of buffer = 40 packets of 1500 B waiting on every direction; ns-2's DropTail
+    # and XCP queues hold qlim_ - 1 waiting packets, RED holds qlim_
     assert text.count("queue-limit") == 10
     assert all(d["limit_packets"] == 40 for d in mapping["directions"])
+    assert {(d["queue"], d["qlim_"]) for d in mapping["directions"]} == {("XCP", 41),
+                                                                        ("RED", 40)}
+    assert re.search(r"queue-limit \$n\(\d\) \$n\(\d\) 41$", text, re.MULTILINE)
     assert re.search(r"queue-limit \$n\(\d\) \$n\(\d\) 40$", text, re.MULTILINE)
     # every XCP direction (6 at r1 and its hosts' side, 1 bottleneck) gets set-link-capacity
     caps = re.findall(r"queue\] set-link-capacity (\d+)", text)
@@ -143,7 +147,7 @@ def test_link_changes_are_replayed_at_their_time_and_recorded() -> None:
         f"$ns at 2 {{[[{r1r2}] link] set bandwidth_ 5000000}}",
         f"$ns at 2 {{[[{r1r2}] queue] set-link-capacity 5000000}}",  # XCP follows, as the engine's
         f"$ns at 2 {{[[{r1r2}] link] set delay_ 0.01}}",
-        "$ns at 2 {$ns queue-limit $n(1) $n(2) 20}",  # 30 KB = 20 packets of 1500 B
+        "$ns at 2 {$ns queue-limit $n(1) $n(2) 21}",  # 30 KB = 20 packets waiting (+1: XCP)
         "$ns at 2 {$em(2) set rate_ 0.01}"]
     # a direction whose loss an event changes has its error model (rate 0) from the start
     assert "$em(2) set rate_ 0\n" in text and "$em(3) set rate_ 0\n" in text
