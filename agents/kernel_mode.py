@@ -1,4 +1,4 @@
-"""Timeline events in kernel router mode (the stop-gap without the engine).
+"""Timeline events in kernel router mode (Linux forwarding, no engine).
 
 Kernel routers emulate nothing, so of the link events only down/up can be
 honoured (by the interfaces' administrative state); the rest is reported as not

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 
 from orchestrator import __version__
@@ -30,10 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"xcplab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        module_name = f"orchestrator.cli.cmd_{name}"
-        if importlib.util.find_spec(module_name) is None:
-            continue  # subcommand not part of this build
-        importlib.import_module(module_name).register(sub)
+        importlib.import_module(f"orchestrator.cli.cmd_{name}").register(sub)
     return parser
 
 

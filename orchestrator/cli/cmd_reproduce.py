@@ -53,11 +53,7 @@ def reproduce(args: argparse.Namespace) -> int:
         raise XcplabError(f"{args.archive}: does not match its manifest "
                           "(--ignore-manifest to rerun anyway)")
     old = load_archive(Path(args.archive))
-    try:
-        from orchestrator.runner import execute_run
-    except ImportError as e:
-        raise XcplabError(f"reproduce needs the runner, which is not available in this build "
-                          f"({e})") from e
+    from orchestrator.runner import execute_run
     backend = args.backend or old.summary.get("backend") or "netns"
     opts = old.summary.get("backend_options") if not args.backend else None
     overrides = old.overrides()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from orchestrator.backends import names as backend_names
 from xcplab_contract.errors import XcplabError
 
 
@@ -18,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", dest="db_url", help="SQLAlchemy URL, e.g. postgresql+psycopg://...")
     p.add_argument("--runs-dir", type=Path)
     p.add_argument("--archives-dir", type=Path, help="move finished archives here")
-    p.add_argument("--backend", choices=["netns", "docker", "cluster"])
+    p.add_argument("--backend", choices=backend_names(), help="backend of the runs (default netns)")
     p.add_argument("--influx", dest="influx_url", help="InfluxDB URL for live metrics")
     p.add_argument("--pools", help="NAME=CONCURRENCY,... (default local=1; 0 pauses a pool)")
     p.add_argument("--run-time-limit", dest="run_time_limit_s", type=float,

@@ -39,10 +39,7 @@ _DONE_GRACE_S = 30.0  # how long past the duration we wait for the agent's "done
 
 
 def _make_plan(resolved: Any, run_id: str) -> Any:
-    try:
-        from orchestrator.plan.planner import make_plan
-    except ImportError as e:
-        raise XcplabError(f"the planner is not available in this build ({e})") from e
+    from orchestrator.plan.planner import make_plan
     return make_plan(resolved, run_id)
 
 
@@ -219,11 +216,7 @@ def _finish(plan: Any, run: _Run, run_dir: Path, status: str, timings: dict[str,
                    "timings": timings, "analysis_error": repr(e), **extra}
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     run.progress("archive", "manifest and tar.gz")
-    archive: Path | None = None
-    try:
-        from orchestrator.archive.seal import seal
-        archive = seal(run_dir)
-    except ImportError:
-        run.log.warning("archive not available in this build: no manifest/tar.gz")
+    from orchestrator.archive.seal import seal
+    archive = seal(run_dir)
     run.progress("done", status)
     return RunResult(plan.run_id, run_dir, archive, status, summary)

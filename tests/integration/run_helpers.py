@@ -27,7 +27,7 @@ timeline:
 
 
 def router_mode() -> str:
-    """`engine` once xcp-router is built, else the kernel-forwarding stop-gap."""
+    """`engine` when xcp-router is built, else kernel forwarding (no link emulation)."""
     try:
         paths.tool("xcp-router")
         return "engine"
@@ -41,7 +41,7 @@ def write_spec(tmp: Path, duration: str) -> Path:
     return p
 
 
-def xcplab(*args: str, **kw) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+def xcplab(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "orchestrator.cli", *args],
                           capture_output=True, text=True, check=False, **kw)
 

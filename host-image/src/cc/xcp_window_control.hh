@@ -12,9 +12,9 @@
 //   AckEvent::echoed_next_bottleneck_id); the receiver's echo is in
 //   FeedbackAccumulator::fill_ack.
 // - XCP-i (§4): the I block is filled here when configured. Answering
-//   estimation requests (Format 3) and a receiver running a virtual router
-//   behind a cloud are transport-level duties, not window control: they belong
-//   in their own classes next to the connection (host-image/CC.md).
+//   estimation requests (Format 3) is a transport-level duty, not window
+//   control: Endpoint::on_control does it. A receiver running a virtual router
+//   behind a cloud is not implemented (host-image/CC.md).
 #pragma once
 
 #include <cstdint>

@@ -1,15 +1,10 @@
-// Extension point of the XCP queue for the later protocol variants, so they
-// plug in around the port's own controller instead of rewriting it:
-//  - XCP-i (PROTOCOL.md §4): a table of virtual routers V(U), one per
-//    upstream XCP router, each an XcpController with EstimatedSpareBandwidth
-//    (S = BW_U) driven from the port's timeouts with the port's d and Q;
-//    feeds on_arrival, lowers H_feedback in before_feedback, and rewrites
-//    xcp_ttl/last_xcp_router in after_feedback.
-//  - XCP–TCP fairness (§6): the SRED zombie estimator and p_drop; rejects
-//    TCP arrivals in on_arrival (counted as DropCause::kFairness).
-// iXCP (§5) changes the port's own law (y0, matching-only shuffling, a
-// separate shuffle pool) and is a sibling controller built from the same
-// xcp_control_law.hh pieces, selected by the factory.
+// Extension point of the XCP queue: work that plugs in around the port's own
+// controller instead of rewriting it. Its one user is the XCP–TCP fairness
+// dropper (docs/protocol.md §6, src/fairness/): the SRED zombie estimator and
+// p_drop; it rejects TCP arrivals in on_arrival (DropCause::kFairness).
+// XCP-i (§4) is not a stage: a cloud lies before the router, so its virtual
+// routers belong to the router (src/xcpi/xcpi_node.hh). iXCP (§5) changes the
+// port's own law and is a controller of its own (src/ixcp/).
 #pragma once
 
 #include <nlohmann/json.hpp>
