@@ -119,4 +119,7 @@ def test_a_one_packet_buffer_holds_one_packet_as_the_engine_s(tmp_path: Path) ->
                       overrides=["duration=5s", "links[bottleneck].buffer=1pkts", "expect=[]"])
     assert res.status == "completed", res.summary.get("error")
     link = res.summary["links"]["r2->r3"]
-    assert link["utilization"] > 0 and link["max_queue_pkts"] == 1
+    assert link["utilization"] > 0 and link["drops_queue"] > 0
+    mapping = json.loads((res.run_dir / "ns2" / "mapping.json").read_text())
+    bottleneck = next(d for d in mapping["directions"] if d["link"] == "r2->r3")
+    assert (bottleneck["limit_packets"], bottleneck["qlim_"]) == (1, 2)
