@@ -5,7 +5,7 @@ one enqueue + dequeue through the XCP queue (interval sums, departure
 feedback with stochastic rounding, in-place header store, control timers),
 beside DropTail and RED for scale. Target (issue 2): <= 100 ns per packet.
 
-The same run measures a router's XCP-i function (PROTOCOL.md §4),
+The same run measures a router's XCP-i function (docs/protocol.md §4),
 XcpiNode::on_data: `xcpi_per_packet_ns` for a packet that crossed a cloud
 (ten upstreams established, V(U)'s feedback applied), `xcpi_rewrite_only_ns`
 for one that did not (the I-block rewrite only), and their ratio to

@@ -1,4 +1,4 @@
-// The XCP-i sender duty (PROTOCOL.md §4): a host that is the upstream end of a
+// The XCP-i sender duty (docs/protocol.md §4): a host that is the upstream end of a
 // cloud acknowledges the estimation requests of the first XCP-i router.
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@ namespace {
 using xcp::Timestamp;
 constexpr uint64_t kMss = 1000;
 
-// RFC 3649 §5 / PROTOCOL.md §7 check values. The RFC's table rounds a(w) to an
+// RFC 3649 §5 / docs/protocol.md §7 check values. The RFC's table rounds a(w) to an
 // integer and b(w) to two decimals, and its p(w) endpoints are themselves
 // rounded (Low_P = 10^-3 for w = 38), so the formula lands within 3 % of the
 // integer a (largest gap: 30.6 vs 30 at w = 10661) and within 0.005 of b.

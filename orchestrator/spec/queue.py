@@ -44,7 +44,7 @@ KIND_FIELDS: dict[str, dict[str, str]] = {
 # An XCP-i router's ports run the XCP port law: the same engine params.
 KIND_FIELDS["xcpi"] = dict(KIND_FIELDS["xcp"])
 
-# XCP-i options (PROTOCOL.md §4) are the router's, not a port's: they go to the engine
+# XCP-i options (docs/protocol.md §4) are the router's, not a port's: they go to the engine
 # config's router-level `xcpi` object (router-image/CONFIG.md), not to queue params.
 # spec field -> engine key; durations become seconds.
 XCPI_FIELDS: dict[str, str] = {
@@ -57,7 +57,7 @@ XCPI_FIELDS: dict[str, str] = {
 XCPI_ORACLE_FIELDS: dict[str, str] = {"estimate_error": "error", "estimate_period": "period_s"}
 # Chirp probing options (router-image/XCPI_ESTIMATOR.md): the engine's `chirp` object.
 XCPI_CHIRP_FIELDS: dict[str, str] = {"probe_overhead": "overhead", "probe_size": "packet_bytes"}
-# XCP-TCP fairness dropper (PROTOCOL.md §6, seed 004) on XCP-family queues: the
+# XCP-TCP fairness dropper (docs/protocol.md §6, seed 004) on XCP-family queues: the
 # `tcp_fairness:` object's fields -> the engine's flat queue params (QUEUES.md "xcp").
 FAIRNESS_KINDS = ("xcp", "xcpi")
 FAIRNESS_FIELDS: dict[str, str] = {

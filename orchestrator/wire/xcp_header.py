@@ -1,4 +1,4 @@
-"""The XCP shim header (PROTOCOL.md §1) decoded and encoded in Python.
+"""The XCP shim header (docs/protocol.md §1) decoded and encoded in Python.
 
 Mirrors libxcp/include/xcp/header.hh field for field and is tested against the
 same vectors (libxcp/testvectors/xcp_header.json), so the engine, the host

@@ -1,4 +1,4 @@
-// Per-packet cost of a router's XCP-i function (PROTOCOL.md §4) on the
+// Per-packet cost of a router's XCP-i function (docs/protocol.md §4) on the
 // forwarding path: XcpiNode::on_data on a 1500 B Standard XCP packet that
 // carries the I block, as Router::forward hands it over (TTL already
 // decremented).

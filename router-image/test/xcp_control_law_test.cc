@@ -1,4 +1,4 @@
-// PROTOCOL.md §2 control law as pure functions, including the test vector.
+// docs/protocol.md §2 control law as pure functions, including the test vector.
 #include "xcp/xcp_control_law.hh"
 
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 namespace xcprouter {
 namespace {
 
-// The PROTOCOL.md §2 test vector: C = 12.5 MB/s, d = 0.1 s, y = 10 MB/s,
+// The docs/protocol.md §2 test vector: C = 12.5 MB/s, d = 0.1 s, y = 10 MB/s,
 // Q = 0, 10 flows with cwnd = 100 000 B, rtt = 0.1 s, s = 1000 B.
 constexpr double kC = 12.5e6, kY = 10e6, kD = 0.1, kCwnd = 100000, kRtt = 0.1, kS = 1000;
 constexpr int kPackets = static_cast<int>(kY * kD / kS);  // 1000 packets per interval

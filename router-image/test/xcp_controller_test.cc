@@ -1,4 +1,4 @@
-// XcpController on real packets: the PROTOCOL.md §2 test vector end to end
+// XcpController on real packets: the docs/protocol.md §2 test vector end to end
 // (headers rewritten in the frame bytes), ACK / non-XCP / no-RTT handling,
 // stochastic rounding and pool discarding.
 #include "xcp/xcp_controller.hh"

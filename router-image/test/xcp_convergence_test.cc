@@ -1,4 +1,4 @@
-// Simulated-time XCP scenarios (SIGCOMM'02 dumbbell, PROTOCOL.md §2–3): N
+// Simulated-time XCP scenarios (SIGCOMM'02 dumbbell, docs/protocol.md §2–3): N
 // flows with different RTTs converge to C/N with no drops and a small queue;
 // a wrong capacity estimate shows the seeds' effects (too high: standing
 // queue and drops; too low: under-use).

@@ -133,7 +133,7 @@ TEST(XcpiNode, TableIsBoundedAndIdleEntriesExpire) {
   EXPECT_EQ(f.node.counters().expired, 2u);
 }
 
-// Seed 000 eq. (1) on PROTOCOL.md's §2 vector: BW_U = 2.5 MB/s (20 Mb/s),
+// Seed 000 eq. (1) on the docs/protocol.md §2 vector: BW_U = 2.5 MB/s (20 Mb/s),
 // d = 0.1 s, Q = 0, ten flows of cwnd 100 kB and RTT 0.1 s with 1000-byte
 // packets -> phi_V = 0.4 x 0.1 x 2.5e6 = 100 000 B, h = 0 (gamma·y·d equals
 // |phi|), xi_p = 1e6, so each packet is allowed 100 B. The input rate plays

@@ -1,4 +1,4 @@
-"""XCP-TCP fairness dropper end to end (seed 004, PROTOCOL.md §6), root, one 20 s run.
+"""XCP-TCP fairness dropper end to end (seed 004, docs/protocol.md §6), root, one 20 s run.
 
 A dumbbell with a 50 Mb/s XCP bottleneck (RTT 20 ms): 4 XCP flows (xcpperf -P 4)
 from 0 s, one kernel TCP flow (iperf3, reno) from 3 s; the bottleneck's XCP router

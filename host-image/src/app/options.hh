@@ -46,7 +46,7 @@ struct Options {
   xcp::Duration connect_timeout = xcp::Duration::seconds(5);
   uint8_t ttl = 0;
   xcp::Duration idle_timeout = xcp::Duration::seconds(30);
-  bool xcpi = false;                 // send the XCP-i block (PROTOCOL.md §4)
+  bool xcpi = false;                 // send the XCP-i block (docs/protocol.md §4)
   std::optional<uint32_t> ixcp_link_id;  // send the iXCP block with this access-link id
   std::string title;                 // copied into the JSON start section
 };

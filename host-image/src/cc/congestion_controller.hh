@@ -37,16 +37,16 @@ std::string_view to_string(CcKind k);
 
 struct CcConfig {
   uint32_t mss_bytes = 1448;          // payload per segment
-  uint32_t packet_bytes = 1500;       // `s` of PROTOCOL.md: IP + shim + transport + payload
+  uint32_t packet_bytes = 1500;       // `s` of docs/protocol.md: IP + shim + transport + payload
   uint64_t initial_cwnd_bytes = 0;    // 0 = the controller's default
-  // XCP: desired rate (PROTOCOL.md §3); zero = unlimited (H_feedback = INT32_MAX).
+  // XCP: desired rate (docs/protocol.md §3); zero = unlimited (H_feedback = INT32_MAX).
   xcp::Rate desired_rate = xcp::Rate::zero();
-  // iXCP (PROTOCOL.md §5): id of the sender's access link. When set, the XCP
+  // iXCP (docs/protocol.md §5): id of the sender's access link. When set, the XCP
   // controller sends the B block, starting with bottleneck_id =
   // next_bottleneck_id = this id, then copies each echoed next_bottleneck_id
   // into bottleneck_id of later packets.
   std::optional<uint32_t> ixcp_access_link_id;
-  // XCP-i (PROTOCOL.md §4): when xcpi_ip_ttl != 0 the XCP controller sends the
+  // XCP-i (docs/protocol.md §4): when xcpi_ip_ttl != 0 the XCP controller sends the
   // I block with xcp_ttl = this (must equal the IP TTL the transport uses) and
   // last_xcp_router = xcpi_sender_ipv4 (host byte order).
   uint8_t xcpi_ip_ttl = 0;

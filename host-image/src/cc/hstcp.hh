@@ -1,4 +1,4 @@
-// HighSpeed TCP (RFC 3649) with the constants of PROTOCOL.md §7, on top of the
+// HighSpeed TCP (RFC 3649) with the constants of docs/protocol.md §7, on top of the
 // NewReno machinery (slow start, recovery, timeouts are NewReno's). Above
 // Low_Window the congestion-avoidance increase is a(w) segments per RTT and a
 // loss leaves (1 − b(w))·w; at or below Low_Window it is exactly NewReno.
@@ -10,7 +10,7 @@ namespace xcphost {
 
 class Hstcp final : public NewReno {
  public:
-  // RFC 3649 §5 / PROTOCOL.md §7. Windows in segments, probabilities per packet.
+  // RFC 3649 §5 / docs/protocol.md §7. Windows in segments, probabilities per packet.
   static constexpr double kLowWindow = 38.0;
   static constexpr double kHighWindow = 83000.0;
   static constexpr double kHighP = 1e-7;

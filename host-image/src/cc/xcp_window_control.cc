@@ -97,7 +97,7 @@ void XcpWindowControl::on_recovery_exit(xcp::Timestamp) {
 }
 
 void XcpWindowControl::on_timeout(xcp::Timestamp) {
-  // "Severe congestion" (PROTOCOL.md §3): back to one packet.
+  // "Severe congestion" (docs/protocol.md §3): back to one packet.
   cwnd_wire_ = s_;
   loss_fallback_ = true;
   after_timeout_ = true;

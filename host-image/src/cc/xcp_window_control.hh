@@ -1,4 +1,4 @@
-// The XCP end host's window control (PROTOCOL.md §3): the sender's congestion
+// The XCP end host's window control (docs/protocol.md §3): the sender's congestion
 // controller for `--cc xcp` (the routers' control law is router-image's
 // XcpController).
 //

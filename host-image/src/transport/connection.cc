@@ -105,7 +105,7 @@ void Connection::on_packet(const xcp::XcpHeader& shim, const SegmentHeader& seg,
     return;
   }
   // Every Standard packet from the peer crossed the routers: its allocation
-  // goes back whole on our next packet (PROTOCOL.md §3 receiver duty).
+  // goes back whole on our next packet (docs/protocol.md §3 receiver duty).
   if (shim.format == xcp::Format::kStandard && !seg.has(seg_flags::kSyn)) feedback_.on_data(shim);
 
   if (state_ == ConnState::kSynSent) {

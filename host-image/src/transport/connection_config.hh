@@ -35,17 +35,17 @@ struct ConnectionConfig {
   // Nothing received for this long after the SYN: the peer is gone (a killed
   // client leaves a server connection with nothing to retransmit). Zero = never.
   xcp::Duration idle_timeout = xcp::Duration::seconds(30);
-  // XCP-i sender duty (PROTOCOL.md §4): IP TTL the socket uses and our address.
+  // XCP-i sender duty (docs/protocol.md §4): IP TTL the socket uses and our address.
   uint8_t xcpi_ip_ttl = 0;
   uint32_t xcpi_sender_ipv4 = 0;
-  // iXCP sender duty (PROTOCOL.md §5): id of our access link.
+  // iXCP sender duty (docs/protocol.md §5): id of our access link.
   std::optional<uint32_t> ixcp_access_link_id;
 
   // Shim blocks our data packets carry beyond the Standard shim (8 bytes each).
   uint32_t shim_block_bytes() const { return (xcpi_ip_ttl != 0 ? 8u : 0u) + (ixcp_access_link_id ? 8u : 0u); }
   // Payload that fills a 1500-byte packet with the blocks this flow sends.
   uint32_t mtu_payload_bytes() const { return 1500 - kPacketOverheadBytes - shim_block_bytes(); }
-  // `s` of PROTOCOL.md for a full data packet.
+  // `s` of docs/protocol.md for a full data packet.
   uint32_t packet_bytes() const { return mss_bytes + kPacketOverheadBytes + shim_block_bytes(); }
   CcConfig cc_config() const {
     CcConfig c;

@@ -29,7 +29,7 @@ struct EndpointStats {
   uint64_t not_ours = 0;     // other ports (other processes on this host)
   uint64_t malformed = 0;    // bad shim or segment header
   uint64_t resets_sent = 0;  // segments for a listening port without a connection
-  // XCP-i (PROTOCOL.md §4, sender duty): estimation requests of the first
+  // XCP-i (docs/protocol.md §4, sender duty): estimation requests of the first
   // XCP-i router behind a cloud on our side, acknowledged.
   uint64_t xcpi_requests_answered = 0;
 };

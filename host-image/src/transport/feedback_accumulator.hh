@@ -1,9 +1,9 @@
-// Receiver-side XCP feedback summing (PROTOCOL.md §3).
+// Receiver-side XCP feedback summing (docs/protocol.md §3).
 //
 // Every arriving data packet adds its H_feedback; every packet sent back
 // (ACK, possibly delayed and covering several segments) carries the sum as
 // H_reverse_feedback and resets it. So no feedback is lost or counted twice
-// whatever the ACK policy. Also keeps the iXCP echo (PROTOCOL.md §5): the
+// whatever the ACK policy. Also keeps the iXCP echo (docs/protocol.md §5): the
 // next_bottleneck_id of the latest data packet, sent back on the next ACK.
 #pragma once
 

@@ -1,4 +1,4 @@
-// XCP-i estimation control messages (PROTOCOL.md §4, shim Format 3): the one
+// XCP-i estimation control messages (docs/protocol.md §4, shim Format 3): the one
 // definition shared by the router engine, the host stack and (through
 // testvectors/xcp_control.json) the Python decoder.
 //

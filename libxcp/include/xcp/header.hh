@@ -1,4 +1,4 @@
-// The XCP shim header (PROTOCOL.md §1): the one definition shared by the
+// The XCP shim header (docs/protocol.md §1): the one definition shared by the
 // router engine, the host stack and (through testvectors/) the Python side.
 //
 //   word 0 : next_protocol(8) | hdr_len(8) | version(4)=4 | format(4) | flags(8)
@@ -97,7 +97,7 @@ void store_xcpi_block(std::span<uint8_t> shim, uint8_t xcp_ttl, uint32_t last_xc
 void store_next_bottleneck_id(std::span<uint8_t> shim, uint32_t id);
 
 // Rounds real-valued feedback to the wire's int32 with stochastic rounding,
-// floor(fb + u) for u ~ U[0,1), saturating at the int32 range (PROTOCOL.md §1).
+// floor(fb + u) for u ~ U[0,1), saturating at the int32 range (docs/protocol.md §1).
 int32_t round_feedback(double feedback_bytes, double uniform01);
 
 }  // namespace xcp

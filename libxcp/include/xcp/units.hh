@@ -63,7 +63,7 @@ class Timestamp {
 };
 
 // A data rate. Stored as bytes per second in double precision because the XCP
-// control laws (PROTOCOL.md §2) are specified in bytes/s and computed in double.
+// control laws (docs/protocol.md §2) are specified in bytes/s and computed in double.
 class Rate {
  public:
   constexpr Rate() = default;

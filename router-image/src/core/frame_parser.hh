@@ -4,7 +4,7 @@
 // offsets, total length, TTL, flow key and (for protocol 253) the decoded
 // shim. The IPv4 header must be complete and consistent (version 4, IHL ≥ 5,
 // IHL ≤ total length ≤ frame, header checksum correct); a malformed XCP
-// shim does not make the frame malformed: PROTOCOL.md §1 says it is
+// shim does not make the frame malformed: docs/protocol.md §1 says it is
 // forwarded as non-XCP and counted.
 #pragma once
 

@@ -39,7 +39,7 @@ class Packet {
   const uint8_t* data() const { return buf_.data(); }
   std::span<uint8_t> frame() { return {buf_.data(), frame_len}; }
 
-  // Size on the wire as PROTOCOL.md's `s`: IPv4 total length (IP header
+  // Size on the wire as `s` in docs/protocol.md: IPv4 total length (IP header
   // included, Ethernet framing excluded).
   uint32_t wire_bytes() const { return ip_total_len; }
 

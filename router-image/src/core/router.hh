@@ -29,7 +29,7 @@ struct PortCounters {
   uint64_t tx_packets = 0, tx_bytes = 0;  // frames handed to the transmit sink
   uint64_t drops_malformed = 0, drops_non_ipv4 = 0, drops_ttl = 0, drops_no_route = 0;
   uint64_t drops_not_for_us = 0, drops_local = 0;
-  uint64_t xcp_shim_malformed = 0;  // forwarded as non-XCP (PROTOCOL.md §1)
+  uint64_t xcp_shim_malformed = 0;  // forwarded as non-XCP (docs/protocol.md §1)
   uint64_t icmp_echo_replies = 0;
   uint64_t icmp_time_exceeded = 0;  // sent back for TTL drops (rate-limited)
 };

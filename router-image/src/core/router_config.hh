@@ -46,7 +46,7 @@ struct RouterConfig {
   uint32_t xcp_address = 0;
   std::vector<PortConfig> ports;
   std::vector<RouteConfig> routes;
-  // Present when the router speaks XCP-i (PROTOCOL.md §4).
+  // Present when the router speaks XCP-i (docs/protocol.md §4).
   std::optional<XcpiConfig> xcpi;
 };
 

@@ -1,4 +1,4 @@
-// Parameters of the XCP–TCP fairness dropper (PROTOCOL.md §6, seed 004:
+// Parameters of the XCP–TCP fairness dropper (docs/protocol.md §6, seed 004:
 // Lopez-Pacheco, Lefèvre, Pham), one typed struct parsed once at the edge
 // (parse_fairness_params, from the XCP queue's flat `fairness_*` params;
 // QUEUES.md "xcp", "tcp_fairness").
@@ -12,7 +12,7 @@ namespace xcprouter {
 
 class ParamReader;
 
-// When p_drop moves (PROTOCOL.md §6 [decide]). The seed says "at every control
+// When p_drop moves (docs/protocol.md §6, choice 1). The seed says "at every control
 // interval", but with factors 1.0001/0.9999 a tenfold change needs
 // ln 10 / ln 1.0001 ≈ 23 000 updates: ~460 s at one update per 20 ms, while the
 // seed's Fig. 3 reaches fairness ~10 s after TCP's slow start. One update per

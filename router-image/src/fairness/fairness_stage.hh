@@ -1,4 +1,4 @@
-// The XCP–TCP fairness dropper of one XCP port (PROTOCOL.md §6, seed 004),
+// The XCP–TCP fairness dropper of one XCP port (docs/protocol.md §6, seed 004),
 // plugged into XcpQdisc as an XcpStage.
 //
 // On every arrival: classify (flow_class.hh); an XCP or TCP packet is, with

@@ -1,7 +1,7 @@
-// Which side of the XCP–TCP fairness dropper a packet is on (PROTOCOL.md §6).
+// Which side of the XCP–TCP fairness dropper a packet is on (docs/protocol.md §6).
 //
 //  - XCP: a valid shim of Format Standard with H_cwnd > 0 — a data packet of
-//    a sender that obeys XCP feedback (PROTOCOL.md §3: cwnd ≥ s > 0, also
+//    a sender that obeys XCP feedback (docs/protocol.md §3: cwnd ≥ s > 0, also
 //    before its first RTT sample and in loss fallback).
 //  - TCP: loss-based senders the router can only slow down by dropping:
 //    kernel TCP (IPv4 protocol 6, any segment), and the userspace stack's

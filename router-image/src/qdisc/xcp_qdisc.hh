@@ -1,5 +1,5 @@
 // The XCP queue of one output port: a DropTail FIFO whose arrivals and
-// departures drive an XcpController (PROTOCOL.md §2), plus the
+// departures drive an XcpController (docs/protocol.md §2), plus the
 // persistent-queue estimator and the two timers (control interval d, queue
 // window Tq) exposed through next_deadline()/on_deadline().
 //

@@ -1,8 +1,8 @@
-// XCP's persistent-queue estimator (PROTOCOL.md §2, ns-2.35 xcpq.cc): the
+// XCP's persistent-queue estimator (docs/protocol.md §2, ns-2.35 xcpq.cc): the
 // minimum instantaneous queue seen at departures over a window
 // Tq = max(2 ms, (d − q_now/C)/2), i.e. roughly half a propagation RTT, so a
 // queue that drains within an RTT does not count as persistent. The window is
-// deliberately not d itself (PROTOCOL.md: "never use d as the queue window").
+// deliberately not d itself (docs/protocol.md §2).
 #pragma once
 
 #include "xcp/units.hh"

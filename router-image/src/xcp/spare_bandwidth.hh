@@ -2,7 +2,7 @@
 // (phi = α·d·S − β·Q). Pluggable so the same controller serves
 //  - a router output port: S = C − y, with C the drain rate of the queue
 //    (or an experiment's deliberately wrong capacity override), and
-//  - an XCP-i virtual router V(U) (PROTOCOL.md §4): S = BW_U, the estimated
+//  - an XCP-i virtual router V(U) (docs/protocol.md §4): S = BW_U, the estimated
 //    available bandwidth across the non-XCP cloud, independent of y.
 #pragma once
 

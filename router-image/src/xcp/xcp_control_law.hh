@@ -1,8 +1,8 @@
-// The XCP control law of PROTOCOL.md §2 as pure functions on plain numbers:
+// The XCP control law of docs/protocol.md §2 as pure functions on plain numbers:
 // what is summed per arriving packet, what the control timeout computes, and
 // the feedback one departing packet receives. No queue, no clock, no
-// packets — the XcpController (and later the XCP-i virtual router and the
-// iXCP controller) compose these, and the test vector checks them directly.
+// packets — the XcpController (hence also the XCP-i virtual routers) and the
+// iXCP law compose these, and the test vector checks them directly.
 //
 // Units: bytes, seconds, bytes/s, all double (round only when writing a
 // header field).
@@ -58,7 +58,7 @@ struct TimeoutInput {
   double interval_override_s = 0;  // 0 = compute d_new = SB/SA
 };
 
-// Control timeout (PROTOCOL.md §2). `y` must already be in `in.spare_bytes_per_s`
+// Control timeout (docs/protocol.md §2). `y` must already be in `in.spare_bytes_per_s`
 // where S depends on it; it is returned in the state for reporting.
 inline IntervalState compute_interval(const IntervalSums& sums, double y, const TimeoutInput& in,
                                       const XcpParams& k) {
@@ -99,10 +99,10 @@ struct DepartureFeedback {
 };
 
 // Feedback for a departing Standard packet with H_rtt > 0 and H_cwnd > 0
-// (PROTOCOL.md §2), draining `pools`. `h_feedback` is the header's current
-// value. The else branch is PROTOCOL.md's verbatim: when a later hop already
-// asked for less, this hop books the difference as negative feedback so its
-// pools stay consistent with what the packet really carries.
+// (docs/protocol.md §2), draining `pools`. `h_feedback` is the header's current
+// value. The else branch is applied as written (docs/protocol.md §2): when a
+// later hop already asked for less, this hop books the difference as negative
+// feedback so its pools stay consistent with what the packet really carries.
 inline DepartureFeedback compute_departure(const IntervalState& st, Pools& pools, double s_bytes,
                                            double r_s, double cwnd_bytes, double h_feedback) {
   DepartureFeedback f;

@@ -27,7 +27,7 @@ void XcpController::on_departure(Packet& p) {
   const xcp::XcpHeader& h = p.xcp;
   if (h.rtt_us == 0 || h.cwnd_bytes == 0) {
     // No RTT sample or window yet: this hop cannot size feedback, but it must
-    // not let an unlimited request through either (PROTOCOL.md §2).
+    // not let an unlimited request through either (docs/protocol.md §2).
     ++counters_.no_rtt;
     if (h.feedback_bytes > 0) {
       xcp::store_feedback(p.xcp_shim(), 0);

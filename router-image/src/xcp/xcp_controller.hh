@@ -1,4 +1,4 @@
-// The XCP control law of one output port (PROTOCOL.md §2) without a queue:
+// The XCP control law of one output port (docs/protocol.md §2) without a queue:
 // per-interval sums over arriving packets, the control timeout, and the
 // per-packet feedback written into departing Standard packets.
 //

@@ -1,4 +1,4 @@
-// Parameters of the XCP control law (PROTOCOL.md §2). The defaults are the
+// Parameters of the XCP control law (docs/protocol.md §2). The defaults are the
 // constants of Katabi/Handley/Rohrs SIGCOMM 2002; experiments may override
 // alpha/beta/gamma live (XcpQdisc::configure) to study stability.
 #pragma once
@@ -22,14 +22,14 @@ struct XcpParams {
   double alpha = kXcpAlpha;
   double beta = kXcpBeta;
   double gamma = kXcpGamma;
-  // d when no flow gave an RTT sample (SA = 0) — PROTOCOL.md §2.
+  // d when no flow gave an RTT sample (SA = 0) — docs/protocol.md §2.
   xcp::Duration fallback_interval = xcp::Duration::milliseconds(50);
-  // Bounds of the control timer period d = clamp(d_new, ...) — PROTOCOL.md §2.
+  // Bounds of the control timer period d = clamp(d_new, ...) — docs/protocol.md §2.
   xcp::Duration min_interval = xcp::Duration::milliseconds(1);
   xcp::Duration max_interval = xcp::Duration::seconds(1.0);
   // r = min(H_rtt, rtt_cap): one absurd RTT must not dominate SB/SA.
   xcp::Duration rtt_cap = xcp::Duration::seconds(1.0);
-  // Lower bound of the persistent-queue window Tq (PROTOCOL.md §2, ns-2.35).
+  // Lower bound of the persistent-queue window Tq (docs/protocol.md §2, ns-2.35).
   xcp::Duration min_queue_window = xcp::Duration::milliseconds(2);
 };
 

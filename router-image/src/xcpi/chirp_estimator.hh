@@ -1,5 +1,5 @@
 // The available bandwidth of the path U->R that an XCP-i router R reports
-// as BW_U (PROTOCOL.md §4): chirp estimates (ChirpAnalyzer) smoothed over a
+// as BW_U (docs/protocol.md §4): chirp estimates (ChirpAnalyzer) smoothed over a
 // window of the last chirps_per_estimate usable chirps, by mean (pathChirp)
 // or median. No estimate until min_chirps usable chirps are in the window.
 //

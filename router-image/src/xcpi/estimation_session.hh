@@ -1,5 +1,5 @@
 // The estimation protocol of one upstream XCP-i router U, seen from the
-// downstream router R (PROTOCOL.md §4, seed 000 §III-A.3), as a pure state
+// downstream router R (docs/protocol.md §4, seed 000 §III-A.3), as a pure state
 // machine with injected time: R requests, waits request_timeout for the
 // acknowledgement, retries; after request_attempts unanswered requests the
 // path U->R is broken until a packet from U arrives after the hold-off; while

@@ -1,4 +1,4 @@
-// The oracle estimator (PROTOCOL.md §4 "testbed extras"): the true available
+// The oracle estimator (docs/protocol.md §4 "Estimation"): the true available
 // bandwidth of the cloud path U->R, as the paper's ns-2 model gives it —
 // bottleneck capacity minus its input load — read from the engine's own
 // emulation of the cloud's links: min over the path's links of (C − y), with

@@ -1,4 +1,4 @@
-// What an XCP-i router R keeps per upstream XCP-i router U (PROTOCOL.md §4):
+// What an XCP-i router R keeps per upstream XCP-i router U (docs/protocol.md §4):
 // the estimation session, the virtual router V(U) — a full XCP controller
 // whose spare bandwidth is the estimate BW_U — and the estimate itself.
 // No per-flow state: one entry per cloud crossing, whatever the flows.

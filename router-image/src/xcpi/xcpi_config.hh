@@ -1,6 +1,6 @@
-// Typed configuration of a router's XCP-i function (PROTOCOL.md §4; JSON in
+// Typed configuration of a router's XCP-i function (docs/protocol.md §4; JSON in
 // CONFIG.md "xcpi"). Parsed once by control/config_loader; the numbers that
-// PROTOCOL.md leaves open ([decide]) have their defaults and reasons here.
+// docs/protocol.md §4 leaves to the implementation have their defaults and reasons here.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The XCP-i function of one router (PROTOCOL.md §4), at router level because
+// The XCP-i function of one router (docs/protocol.md §4), at router level because
 // a cloud lies *before* the router: every packet from U that crossed the cloud
 // passes V(U) whatever output port it then takes (a fork after the cloud must
 // not let each port hand out BW_U again).

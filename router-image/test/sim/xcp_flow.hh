@@ -1,4 +1,4 @@
-// A long-running XCP sender/receiver pair following PROTOCOL.md §3:
+// A long-running XCP sender/receiver pair following docs/protocol.md §3:
 // window-based, H_cwnd = cwnd, H_rtt = srtt (0 before the first sample),
 // H_feedback = INT32_MAX (no rate limit wanted); the receiver echoes each
 // packet's H_feedback as H_reverse_feedback on an immediate ACK and the
