@@ -55,11 +55,12 @@ def run_page(run_dir: Path, out: Path) -> Page:
     page.sections.append(("Expectations (paper vs measured)",
                           ["verdict", "check", "bound", "paper", "measured", "detail"],
                           expectation_rows(exps)))
-    page.sections.append(("Flows", ["flow", "proto", "src→dst", "MB", "Mb/s", "retrans",
-                                    "srtt ms", "cwnd kB"],
+    page.sections.append(("Flows", ["flow", "proto", "src→dst", "MB", "Mb/s", "max-min Mb/s",
+                                    "retrans", "srtt ms", "cwnd kB"],
                           [[fid_, str(f.get("proto")), f"{f.get('src')}→{f.get('dst')}",
                             num((f.get("bytes") or 0) / 1e6, ".4g"),
-                            num(f.get("throughput_mbps")), num(f.get("retransmits"), "d")
+                            num(f.get("throughput_mbps")), num(f.get("maxmin_mbps")),
+                            num(f.get("retransmits"), "d")
                             if isinstance(f.get("retransmits"), int) else "–",
                             num(f.get("srtt_mean_ms")),
                             num((f.get("cwnd_mean_bytes") or 0) / 1e3)]
