@@ -7,7 +7,7 @@ FUZZ_DIR   ?= build-fuzz
 JOBS       ?= $(shell nproc)
 PYTEST_ARGS ?=
 
-.PHONY: all deps build test test-cpp test-py fuzz-smoke demo bench reproduce images clean distclean
+.PHONY: all deps build lint test test-cpp test-py fuzz-smoke demo bench reproduce images clean distclean
 
 all: build
 
@@ -33,7 +33,13 @@ fuzz-smoke: .deps-stamp
 test-py: build
 	$(PYTHON) tools/run-pytest.py $(PYTEST_ARGS)
 
-test: test-cpp fuzz-smoke test-py
+# Python gates: ruff (curated rules) and mypy (strict on the contract and the agent),
+# both configured in pyproject.toml and installed by deps (the dev extras).
+lint: .deps-stamp
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m mypy
+
+test: lint test-cpp fuzz-smoke test-py
 
 demo: build
 	$(PYTHON) -m orchestrator.cli run experiments/quickstart.yaml --out runs

@@ -62,8 +62,8 @@ def _raise_fd_limit(need: int) -> None:
 
 
 def _fail(node: str, what: str, e: Exception) -> BackendError:
-    return BackendError(node=node, cmd=what, rc=getattr(e, "code", None) or getattr(e, "errno", None),
-                        stderr=str(e))
+    rc = getattr(e, "code", None) or getattr(e, "errno", None)
+    return BackendError(node=node, cmd=what, rc=rc, stderr=str(e))
 
 
 def _create_namespaces(share: Share, dep: Deployment,

@@ -31,7 +31,7 @@ class EngineControl:
                                        f"engine closed the control socket {self.path}")
                 self._buf += chunk
             line, _, self._buf = self._buf.partition(b"\n")
-        resp = json.loads(line)
+        resp: dict[str, Any] = json.loads(line)
         if not resp.get("ok", False):
             raise ControlError(self.path, str(req.get("cmd")), str(resp.get("error", "error")))
         return resp

@@ -3,9 +3,10 @@
 - Kernel TCP (iperf3): the sender's sockets are read through sock_diag
   (INET_DIAG_INFO = struct tcp_info) in the client's namespace every interval —
   exact cumulative bytes_acked, cwnd, srtt, retransmits and (Linux >= 6.7,
-  tcpi_total_rto) retransmission timeouts without touching the tool. iperf3's control connection is skipped: on a sending client it is the
-  only socket that receives payload (the server's state bytes), while data
-  streams receive only ACKs. (Inode order does not tell: Linux hands out inode
+  tcpi_total_rto) retransmission timeouts without touching the tool. iperf3's
+  control connection is skipped: on a sending client it is the only socket that
+  receives payload (the server's state bytes), while data streams receive only
+  ACKs. (Inode order does not tell: Linux hands out inode
   numbers in per-CPU batches, so the first socket may have the higher inode.)
 - xcpperf: its live JSON-lines output (one object per stream per interval) is
   read from the client's stdout by a thread; the latest line per stream is kept.

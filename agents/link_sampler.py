@@ -169,7 +169,8 @@ def kernel_rows(stats: dict[str, dict[str, dict[str, int]]], dirs: list[PortDir]
             continue
         rate = rates.rate((d.port, "egress"), t_s, int(s["tx_bytes"]))
         util = rate / d.capacity_bps if isinstance(rate, float) and d.capacity_bps else ""
-        row: dict[str, Any] = {"t_s": round(t_s, 6), "node": d.router, "port": d.port, "link": d.label,
+        row: dict[str, Any] = {
+               "t_s": round(t_s, 6), "node": d.router, "port": d.port, "link": d.label,
                "capacity_bps": d.capacity_bps, "tx_bytes": s["tx_bytes"],
                "tx_packets": s["tx_packets"], "rx_bytes": s["rx_bytes"],
                "rx_packets": s["rx_packets"], "rate_bps": rate,

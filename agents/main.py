@@ -60,7 +60,8 @@ def _exec(rt: AgentRuntime, req: dict[str, Any]) -> dict[str, Any]:
         raise ProtocolError("exec", "nothing applied: `apply` comes first")
     ns = rt.plan.node(req["node"]).netns
     p = subprocess.run(["nsenter", f"--net={nsops.ns_path(ns)}", "--", *req["argv"]],
-                       capture_output=True, text=True, check=False, timeout=float(req.get("timeout_s", 10)))
+                       capture_output=True, text=True, check=False,
+                       timeout=float(req.get("timeout_s", 10)))
     return {"rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
 
 

@@ -133,7 +133,7 @@ def _is_zombie(pid: int) -> bool:
 @dataclass
 class Running:
     spec: ProcSpec
-    popen: subprocess.Popen
+    popen: subprocess.Popen[bytes]
     record: ProcRecord
     stdout_path: Path | None
     stderr_path: Path

@@ -23,7 +23,7 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "service"))
 
-from server_proc import Server, cli
+from server_proc import Server, cli  # noqa: E402 - tests/service is put on sys.path above
 
 
 def _pct(xs: list[float], p: float) -> float:

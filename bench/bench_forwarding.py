@@ -3,10 +3,11 @@
 Topology (tests/engine/topo.py): h1 -- r1 -- h2, veth, offloads off. A UDP
 frame blaster (xcp-pktgen, AF_PACKET + sendmmsg) in h1 sends as fast as it can
 towards an address on h2's link whose next-hop MAC nobody owns (h2's veth
-counts the frames, its kernel drops them at L2, so receiver work stays out); the rate is read from h2's interface counters over a window in the
-middle of the run, so neither the generator's nor the router's own report is
-trusted. r1 is either the engine (links emulated at 100 Gb/s so they never
-limit) or the kernel (ip_forward=1, static neighbours).
+counts the frames, its kernel drops them at L2, so receiver work stays out); the
+rate is read from h2's interface counters over a window in the middle of the
+run, so neither the generator's nor the router's own report is trusted. r1 is
+either the engine (links emulated at 100 Gb/s so they never limit) or the kernel
+(ip_forward=1, static neighbours).
 
 Run alone on an otherwise idle machine: the blaster needs a core of its own.
 *_offered_pps_* is what the blaster managed to send in each run (averaged over
@@ -31,8 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.engine.topo import LinearTopo, LinkSpec, mac
-from xcplab_contract.paths import BUILD_DIR
+from tests.engine.topo import LinearTopo, LinkSpec, mac  # noqa: E402 - REPO on sys.path first
+from xcplab_contract.paths import BUILD_DIR  # noqa: E402
 
 WARMUP_S = 0.7
 WINDOW_S = 2.0

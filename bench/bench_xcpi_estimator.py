@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("xcpi_acc", REPO / "tools" / "xcpi_estimator_accuracy.py")
+    spec = importlib.util.spec_from_file_location(
+        "xcpi_acc", REPO / "tools" / "xcpi_estimator_accuracy.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -19,7 +19,8 @@ def _can_use_netns() -> bool:
     if os.geteuid() != 0 or shutil.which("ip") is None:
         return False
     name = f"xcplab-probe-{uuid.uuid4().hex[:6]}"
-    ok = subprocess.run(["ip", "netns", "add", name], capture_output=True, check=False).returncode == 0
+    ok = subprocess.run(["ip", "netns", "add", name], capture_output=True,
+                        check=False).returncode == 0
     if ok:
         subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
     return ok

@@ -22,8 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from orchestrator.plan.xcpi import xcpi_routers
-from orchestrator.spec import load_spec
+from orchestrator.plan.xcpi import xcpi_routers  # noqa: E402 - REPO on sys.path first
+from orchestrator.spec import load_spec  # noqa: E402
 
 
 def run(spec: Path, out: Path, extra: list[str]) -> tuple[int, Path | None]:

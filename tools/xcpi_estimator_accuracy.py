@@ -82,7 +82,8 @@ def measure(run_dir: Path) -> dict[str, Any]:
     routers = x[(x.node == "r1") & (x.link.isna() | (x.link == ""))]
     rp = routers.pivot_table(index="t_s", columns="key", values="value").sort_index()
     duration = float(piv.index.max())
-    probe_bps = float(rp["probe_bytes"].iloc[-1]) * 8 / duration if "probe_bytes" in rp else float("nan")
+    probe_bps = (float(rp["probe_bytes"].iloc[-1]) * 8 / duration if "probe_bytes" in rp
+                 else float("nan"))
     first = piv.get("first_estimate_s")
     summary = json.loads((run_dir / "summary.json").read_text())
     return {
@@ -93,7 +94,8 @@ def measure(run_dir: Path) -> dict[str, Any]:
         "err_over_truth_median": float((err.abs() / both.truth.abs().clip(lower=1e5)).median()),
         "truth_mean_mbps": float(both.truth.mean() / 1e6),
         "estimate_mean_mbps": float(both.est.mean() / 1e6),
-        "first_estimate_s": float(first.dropna().iloc[0]) if first is not None and first.notna().any() else None,
+        "first_estimate_s": (float(first.dropna().iloc[0])
+                             if first is not None and first.notna().any() else None),
         "probe_overhead_over_C": probe_bps / CLOUD_BPS,
         "faithful": bool(summary.get("fidelity", {}).get("ok", False)),
     }
@@ -103,11 +105,17 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     head = ("| cross | load | truth Mb/s | estimate Mb/s | |err|/C median | |err|/C p90 | "
             "bias/C median | |err|/truth median | first estimate s | probes / C | faithful |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|\n")
+    def first(r: dict[str, Any]) -> float | None:
+        return None if r["first_estimate_s"] is None else round(r["first_estimate_s"], 2)
+
     return head + "".join(
-        f"| {r['kind']} | {r['load']:.0%} | {r['truth_mean_mbps']:.2f} | {r['estimate_mean_mbps']:.2f} "
-        f"| {r['err_over_C_median']:.1%} | {r['err_over_C_p90']:.1%} | {r['bias_over_C_median']:+.1%} "
-        f"| {r['err_over_truth_median']:.1%} | {r['first_estimate_s'] if r['first_estimate_s'] is None else round(r['first_estimate_s'], 2)} "
-        f"| {r['probe_overhead_over_C']:.1%} | {'yes' if r['faithful'] else 'no'} |\n" for r in rows)
+        f"| {r['kind']} | {r['load']:.0%} | {r['truth_mean_mbps']:.2f} "
+        f"| {r['estimate_mean_mbps']:.2f} "
+        f"| {r['err_over_C_median']:.1%} | {r['err_over_C_p90']:.1%} "
+        f"| {r['bias_over_C_median']:+.1%} "
+        f"| {r['err_over_truth_median']:.1%} | {first(r)} "
+        f"| {r['probe_overhead_over_C']:.1%} | {'yes' if r['faithful'] else 'no'} |\n"
+        for r in rows)
 
 
 def main() -> int:

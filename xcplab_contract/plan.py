@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from xcplab_contract.codec import from_data, to_data
 
@@ -297,7 +297,7 @@ class Plan:
 
     # -- serialisation ---------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return to_data(self)
+        return cast(dict[str, Any], to_data(self))
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
@@ -307,7 +307,7 @@ class Plan:
         fmt = data.get("format", PLAN_FORMAT)
         if fmt != PLAN_FORMAT:
             raise ValueError(f"plan format {fmt} not supported (this xcplab reads {PLAN_FORMAT})")
-        return from_data(cls, data)
+        return cast(Plan, from_data(cls, data))
 
     @classmethod
     def from_json(cls, text: str) -> Plan:

@@ -5,20 +5,27 @@ optional `direction`), an `op` and a `value`, optionally a `window`
 {start, stop} (seconds; stop None = end of run), `relative_to: capacity` and
 the `paper`'s number. Units of the measured value (same as the spec's):
 
-| metric                        | on              | value                                   |
-|-------------------------------|-----------------|-----------------------------------------|
-| throughput                    | flow / flows(Σ) | bit/s; with relative_to: capacity, the fraction of the capacity of `link` (or of the flow's bottleneck) |
-| bytes                         | flow / flows(Σ) | bytes; relative: fraction of capacity × time |
-| retransmits, srtt, cwnd       | flow / flows    | count, seconds (mean), bytes (mean)     |
-| timeouts                      | flow / flows(Σ) | count of retransmission timeouts (RTOs) |
-| convergence_time              | flow            | seconds from the window start (or the flow's start) until its 0.5 s mean throughput stays, to the window's end, within ±10 % of its expected share C/k (C: `link`'s capacity or the flow's bottleneck; k: the flows crossing that direction active at the window's end); the window must be longer than the bound |
-| utilization                   | link            | fraction (tx bytes / capacity × time)   |
-| drops, drops_queue, drops_loss| link (all if absent) | count (drops = every cause)        |
-| mean_queue, max_queue         | link            | packets                                 |
-| jain                          | flows (all if absent) | Jain's index of their throughputs (fails when all moved nothing) |
-| ratio                         | flows: [a, b]   | throughput a / throughput b (fails when either moved nothing) |
-| min_share                     | flows (all if absent) | min over the flows of throughput / (C/k): C the capacity of `link` (or of the first flow's bottleneck), k the number of flows |
-| maxmin_error                  | flows (all if absent) | worst relative error abs(goodput − max-min goodput) / max-min over the flows and every interval of constant max-min allocation, each from `settle` (default 2 s) after it begins (orchestrator.analysis.maxmin_report) |
+- throughput (flow / flows, summed): bit/s; with relative_to: capacity, the fraction
+  of the capacity of `link` (or of the flow's bottleneck);
+- bytes (flow / flows, summed): bytes; relative: fraction of capacity × time;
+- retransmits, srtt, cwnd (flow / flows): count, seconds (mean), bytes (mean);
+- timeouts (flow / flows, summed): count of retransmission timeouts (RTOs);
+- convergence_time (flow): seconds from the window start (or the flow's start) until
+  its 0.5 s mean throughput stays, to the window's end, within ±10 % of its expected
+  share C/k (C: `link`'s capacity or the flow's bottleneck; k: the flows crossing that
+  direction active at the window's end); the window must be longer than the bound;
+- utilization (link): fraction (tx bytes / capacity × time);
+- drops, drops_queue, drops_loss (link, all if absent): count (drops = every cause);
+- mean_queue, max_queue (link): packets;
+- jain (flows, all if absent): Jain's index of their throughputs (fails when all
+  moved nothing);
+- ratio (flows: [a, b]): throughput a / throughput b (fails when either moved nothing);
+- min_share (flows, all if absent): min over the flows of throughput / (C/k): C the
+  capacity of `link` (or of the first flow's bottleneck), k the number of flows;
+- maxmin_error (flows, all if absent): worst relative error
+  abs(goodput − max-min goodput) / max-min over the flows and every interval of
+  constant max-min allocation, each from `settle` (default 2 s) after it begins
+  (orchestrator.analysis.maxmin_report).
 
 A check marked `not_reproduced: REASON` is measured like any other, but its
 status is "not_reproduced" (ok False) with the reason: xcplab does not reproduce

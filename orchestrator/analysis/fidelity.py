@@ -153,7 +153,8 @@ def check_flow_rates(flows: dict[str, dict], paths: dict[str, list[str]], ld: Li
     return problems
 
 
-def check_timeline(event_df: pd.DataFrame, th: Thresholds, run_end_s: float | None = None) -> list[str]:
+def check_timeline(event_df: pd.DataFrame, th: Thresholds,
+                   run_end_s: float | None = None) -> list[str]:
     """Timeline actions the runner played late (event.csv detail carries lateness_ms).
 
     Flows stopped at the run's end are not judged: the stop closes a measurement

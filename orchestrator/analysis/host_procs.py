@@ -25,9 +25,10 @@ class HostThresholds:
     max_cpu_fraction: float = 0.9
     # Each wake-up (an ACK, a timer) that waits for a CPU delays what the tool sends
     # by as much: a mean wait over 1 ms per time slice, over the run or in more
-    # than 1 interval in 10, is the engine's own bound for a late event (10 % of a 10 ms link delay). The share of the time
-    # spent waiting is reported, not judged: a tool that sleeps most of the time can
-    # wait often, briefly, without delaying anything by much.
+    # than 1 interval in 10, is the engine's own bound for a late event (10 % of a
+    # 10 ms link delay). The share of the time spent waiting is reported, not judged:
+    # a tool that sleeps most of the time can wait often, briefly, without delaying
+    # anything by much.
     max_mean_sched_delay_ms: float = 1.0
 
 
@@ -36,7 +37,7 @@ def _diffs(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     g = g[g["pid"] == g["pid"].iloc[-1]]  # one process per key (a restart is a new one)
     v = g[["t_s", "cpu_s", "sched_wait_s", "sched_slices"]].dropna().to_numpy(dtype=float)
     if len(v) < 2:
-        return (np.array([]),) * 4  # type: ignore[return-value]
+        return (np.array([]),) * 4
     d = np.diff(v, axis=0)
     ok = d[:, 0] > 0
     return d[ok, 0], d[ok, 1], d[ok, 2], d[ok, 3]

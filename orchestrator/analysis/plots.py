@@ -2,7 +2,8 @@
 and the XCP-i routers' estimates against the truth (plots_xcpi.py).
 
 matplotlib's object API without pyplot: no global backend state, no display,
-figures freed when they go out of scope, same output on a headless machine. Each figure shares its time axis; units are in the axis labels.
+figures freed when they go out of scope, same output on a headless machine. Each
+figure shares its time axis; units are in the axis labels.
 """
 
 from __future__ import annotations

@@ -2,13 +2,13 @@
 
 summary.json `expectations[]` entries carry `status` and `ok`:
 
-| status           | ok    | meaning |
-|------------------|-------|---------|
-| `pass`           | True  | measured, within the bound |
-| `fail`           | False | measured, outside the bound (or not measurable) |
-| `skipped`        | None  | its `when:` did not hold at this point |
-| `unjudged`       | None  | the run was unfaithful (`fidelity.ok` false): its numbers say nothing about the protocol; `measured_status` keeps what they gave |
-| `not_reproduced` | False | xcplab does not reproduce the paper's number; `reason` says why (never a PASS, whatever was measured) |
+- `pass` (ok True): measured, within the bound;
+- `fail` (ok False): measured, outside the bound (or not measurable);
+- `skipped` (ok None): its `when:` did not hold at this point;
+- `unjudged` (ok None): the run was unfaithful (`fidelity.ok` false): its numbers say
+  nothing about the protocol; `measured_status` keeps what they gave;
+- `not_reproduced` (ok False): xcplab does not reproduce the paper's number; `reason`
+  says why (never a PASS, whatever was measured).
 
 Summaries written before `when:` existed carry only `ok`. Only pass and fail
 count as evaluated; the other states are counted apart.
@@ -30,7 +30,7 @@ LABELS: dict[str, str] = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP",
 def verdict(e: dict[str, Any]) -> Verdict:
     status = e.get("status")
     if status in _APART:
-        return status  # type: ignore[return-value]
+        return status
     return "pass" if e.get("ok") is True else "fail"
 
 

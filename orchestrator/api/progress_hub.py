@@ -76,7 +76,7 @@ class ProgressHub:
             ids = list(self._watches)
             try:
                 fresh = await run_in_threadpool(self._snapshots, ids)
-            except Exception:  # noqa: BLE001 - a failed poll is retried next period
+            except Exception:  # logged with its traceback; a failed poll is retried next period
                 log.warning("progress poll of %d experiments failed; retrying", len(ids),
                             exc_info=True)
                 continue

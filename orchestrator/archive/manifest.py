@@ -54,9 +54,10 @@ def _backend(run_dir: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(s, dict) or "backend" not in s:
         return None
-    deploy = s.get("deploy") if isinstance(s.get("deploy"), dict) else {}
+    deploy = s.get("deploy")
+    provenance = deploy.get("provenance") if isinstance(deploy, dict) else None
     return {"name": s.get("backend"), "kind": s.get("backend_kind"),
-            "options": s.get("backend_options"), **(deploy.get("provenance") or {})}
+            "options": s.get("backend_options"), **(provenance or {})}
 
 
 def build_manifest(run_dir: Path) -> dict[str, Any]:

@@ -37,7 +37,8 @@ def get_backend(name: str) -> type[Backend]:
         return getattr(importlib.import_module(module), cls)
     mod = importlib.import_module(f"orchestrator.backends.{name}")
     for obj in vars(mod).values():
-        if isinstance(obj, type) and issubclass(obj, Backend) and getattr(obj, "name", None) == name:
+        if (isinstance(obj, type) and issubclass(obj, Backend)
+                and getattr(obj, "name", None) == name):
             return obj
     raise XcplabError(f"orchestrator/backends/{name}.py defines no Backend named {name!r}")
 

@@ -28,8 +28,8 @@ from orchestrator.backends import names as backend_names
 from orchestrator.runner import Progress as RunProgress
 from orchestrator.runner import RunResult, execute_run
 from orchestrator.runner.run_id import new_run_id
-from xcplab_contract.naming import check_run_id
 from xcplab_contract.errors import XcplabError
+from xcplab_contract.naming import check_run_id
 
 
 def register(sub: argparse._SubParsersAction) -> None:

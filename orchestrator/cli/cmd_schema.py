@@ -11,7 +11,8 @@ from orchestrator.spec.schema import SCHEMA_PATH, schema_text
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("schema", help="print (or --write) the JSON Schema of experiment specs")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--write", action="store_true", help=f"regenerate {SCHEMA_PATH.name} in the repo")
+    g.add_argument("--write", action="store_true",
+                   help=f"regenerate {SCHEMA_PATH.name} in the repo")
     g.add_argument("--check", action="store_true", help="exit 1 if the exported schema is stale")
     p.set_defaults(func=run)
 

@@ -202,9 +202,9 @@ class Planner:
         mac_of = {(i.ifname, i.peer_ipv4): i.peer_mac for i in ifaces}
         eroutes = [{"prefix": r.prefix, "port": naming.port_name(name, r.dev),
                     "next_hop_mac": mac_of[(r.dev, r.via)]} for r in routes]
-        entry = {"name": name,  # the agent adds where this machine keeps Node.netns
-                 "xcp_address": ifaces[0].ipv4.split("/")[0], "ports": ports,
-                 "routes": eroutes}
+        entry: dict[str, Any] = {"name": name,  # the agent adds Node.netns's path
+                                 "xcp_address": ifaces[0].ipv4.split("/")[0],
+                                 "ports": ports, "routes": eroutes}
         if name in self._xcpi_routers:
             queue = next(n.queue for n in self.spec.nodes if n.name == name)
             entry["xcpi"] = xcpi.xcpi_entry(queue.xcpi if queue else None,

@@ -62,7 +62,7 @@ def metrics(exp: Experiment, measurement: str, *, limit: int, offset: int) -> di
         raise NotFound("measurement", f"{measurement} in run {exp.id} "
                                       f"(has: {', '.join(available(exp)) or 'none'})")
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", newline="") as f:  # type: ignore[operator]
+    with opener(path, "rt", newline="") as f:
         reader = csv.reader(f)
         columns = next(reader, [])
         rows: list[list[Any]] = []

@@ -79,7 +79,8 @@ def parse_pools(text: str) -> dict[str, int]:
 
 
 _ENV_FIELDS: dict[str, str] = {
-    "DATA_DIR": "data_dir", "DB_URL": "db_url", "RUNS_DIR": "runs_dir", "ARCHIVES_DIR": "archives_dir",
+    "DATA_DIR": "data_dir", "DB_URL": "db_url", "RUNS_DIR": "runs_dir",
+    "ARCHIVES_DIR": "archives_dir",
     "BACKEND": "backend", "INFLUX_URL": "influx_url", "DEFAULT_POOL": "default_pool",
     "RUN_TIME_LIMIT_S": "run_time_limit_s", "MAX_SPEC_BYTES": "max_spec_bytes",
     "MAX_BODY_BYTES": "max_body_bytes",

@@ -29,7 +29,8 @@ from orchestrator.service.specs import CheckedSpec
 def grid(params: dict[str, list[Any]], repeat: int) -> list[tuple[dict[str, Any], int]]:
     """Every combination (parameters in name order) times every repetition."""
     names = sorted(params)
-    combos = [dict(zip(names, vals)) for vals in itertools.product(*(params[n] for n in names))]
+    combos = [dict(zip(names, vals, strict=True))
+              for vals in itertools.product(*(params[n] for n in names))]
     return [(c, r) for c in combos for r in range(repeat)]
 
 
@@ -87,7 +88,7 @@ def table(sweep: Sweep, exps: list[Experiment]) -> list[dict[str, Any]] | None:
         return None
     points = grid(sweep.params, sweep.repeat)
     rows = []
-    for (combo, rep), e in zip(points, exps):
+    for (combo, rep), e in zip(points, exps, strict=True):
         rows.append({**combo, "repetition": rep, "experiment": e.id, "state": e.state,
                      **_flatten(e.summary or {})})
     return rows

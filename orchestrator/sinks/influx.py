@@ -114,8 +114,8 @@ class InfluxSink:
         delay = 0.1
         for attempt in range(self.retries + 1):
             try:
-                r = self.client.post(f"{self.base}/write", params={"db": self.db, "precision": "ns"},
-                                     content=body)
+                r = self.client.post(f"{self.base}/write",
+                                     params={"db": self.db, "precision": "ns"}, content=body)
                 if r.status_code == 204:
                     return True
                 self.last_error = f"HTTP {r.status_code}: {r.text[:200]}"

@@ -125,7 +125,8 @@ class LinkSpec(LinkParams):
             if self.a_to_b is not None or self.b_to_a is not None:
                 raise ValueError("per-direction overrides are for single links, not chains")
         elif self.a is None or self.b is None:
-            raise ValueError("a link needs both ends: a: NODE and b: NODE (or chain: [N1, N2, ...])")
+            raise ValueError("a link needs both ends: a: NODE and b: NODE "
+                             "(or chain: [N1, N2, ...])")
         return self
 
 

@@ -51,7 +51,9 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> PathT:
     out: list[str | int] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and part in node or isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_dict = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_dict or in_list:
             node = node[part]
         else:
             break

@@ -19,7 +19,7 @@ from agents.state import RunState, proc_starttime
 pytestmark = pytest.mark.root
 
 
-def _start_run(state_root: Path, log_dir: Path):  # type: ignore[no-untyped-def]
+def _start_run(state_root: Path, log_dir: Path):
     share = three_node_share()
     st = RunState(share.run_id, share.tag)
     st.namespaces = [ns.name for ns in share.namespaces]

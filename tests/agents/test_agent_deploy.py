@@ -19,8 +19,8 @@ from agents.share import Share
 pytestmark = pytest.mark.root
 
 
-def _in_ns(fd: int, fn):  # type: ignore[no-untyped-def]
-    def work():  # type: ignore[no-untyped-def]
+def _in_ns(fd: int, fn):
+    def work():
         home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
         try:
             with nsops.inside(fd, home):

@@ -68,7 +68,8 @@ def test_sock_diag_sees_a_loopback_transfer() -> None:
         assert len(a) == 1 and len(b) == 1  # control connection skipped
         assert b[0].bytes > a[0].bytes > 0  # cumulative bytes_acked grows
         assert b[0].bytes > 1_000_000  # the data stream, not the control connection
-        assert isinstance(b[0].srtt_us, int) and b[0].cwnd_bytes > 0
+        assert isinstance(b[0].srtt_us, int)
+        assert isinstance(b[0].cwnd_bytes, int) and b[0].cwnd_bytes > 0
     finally:
         diag.close()
         for p in (cli, srv):

@@ -25,11 +25,11 @@ links:
 
 
 @pytest.fixture(scope="module")
-def plan():  # type: ignore[no-untyped-def]
+def plan():
     return make_plan(load_spec_text(SPEC, "three.yaml"), "three-20260101T000000-0000")
 
 
-def test_engine_mode_routers_hold_no_addresses_and_do_not_forward(plan) -> None:  # type: ignore[no-untyped-def]
+def test_engine_mode_routers_hold_no_addresses_and_do_not_forward(plan) -> None:
     share = share_for(plan, "local", "engine")
     ns = {n.node: n for n in share.namespaces}
     assert [n.name for n in share.namespaces] == [f"xcplab-{plan.run_tag}-{x}"
@@ -46,7 +46,7 @@ def test_engine_mode_routers_hold_no_addresses_and_do_not_forward(plan) -> None:
     assert all(e.alias and e.alias.startswith(f"xcplab-{plan.run_tag}:") for e in ends.values())
 
 
-def test_kernel_mode_routers_forward_with_addresses_and_non_connected_routes(plan) -> None:  # type: ignore[no-untyped-def]
+def test_kernel_mode_routers_forward_with_addresses_and_non_connected_routes(plan) -> None:
     share = share_for(plan, "local", "kernel")
     r1 = next(n for n in share.namespaces if n.node == "r1")
     assert r1.forwarding
@@ -58,10 +58,10 @@ def test_kernel_mode_routers_forward_with_addresses_and_non_connected_routes(pla
     assert h1.neighbours == ()  # kernel routers answer ARP
 
 
-def test_unknown_router_mode_is_refused(plan) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_router_mode_is_refused(plan) -> None:
     with pytest.raises(OptionError, match=r"router_mode='linux' \(valid: engine, kernel\)"):
         share_for(plan, "local", "linux")
 
 
-def test_nodes_on_other_machines_are_not_this_agents_share(plan) -> None:  # type: ignore[no-untyped-def]
+def test_nodes_on_other_machines_are_not_this_agents_share(plan) -> None:
     assert share_for(plan, "elsewhere", "engine").namespaces == []

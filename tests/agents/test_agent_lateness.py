@@ -64,7 +64,7 @@ def test_engine_rows_carry_the_frames_lost_outside_the_model() -> None:
 
     fid = {"late_timers": 0, "max_lateness_us": 5, "cpu_seconds": 0.5, "rx_socket_drops": 7,
            "tx_errors": 1, "rx_truncated": 2, "arrival_stamps_clamped": 3}
-    s = Sampler(plan=None, dirs=[], groups=[_Group(fid)], kernel_ns={}, diag={}, clients={},  # type: ignore[arg-type]
+    s = Sampler(plan=None, dirs=[], groups=[_Group(fid)], kernel_ns={}, diag={}, clients={},  # type: ignore[arg-type, list-item]
                 readers={}, rates=RateTracker())
     (row,) = s.sample(1.0)["engine"]
     assert {k: row[k] for k in ("rx_socket_drops", "tx_errors", "rx_truncated",
@@ -72,6 +72,6 @@ def test_engine_rows_carry_the_frames_lost_outside_the_model() -> None:
         "rx_socket_drops": 7, "tx_errors": 1, "rx_truncated": 2, "arrival_stamps_clamped": 3}
     assert set(row) <= set(COLUMNS["engine"])  # every cell reaches engine.csv
     # an engine that does not report them leaves the cells empty (the analysis flags that)
-    (row,) = Sampler(plan=None, dirs=[], groups=[_Group({})], kernel_ns={}, diag={},  # type: ignore[arg-type]
+    (row,) = Sampler(plan=None, dirs=[], groups=[_Group({})], kernel_ns={}, diag={},  # type: ignore[arg-type, list-item]
                      clients={}, readers={}, rates=RateTracker()).sample(1.0)["engine"]
     assert row["rx_socket_drops"] == "" and row["tx_errors"] == ""

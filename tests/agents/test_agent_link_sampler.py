@@ -13,8 +13,9 @@ def _stats(out_bytes: int, q: int = 3) -> dict:
             "drops": {"queue": 2, "loss": 1, "link_down": 0},
             "qdisc": {"xcp": {"d": 0.05, "phi": 1200.0, "h": 10.0, "y": 1e6, "Q": 300,
                               "xi_p": 1e-3, "xi_n": 2e-3, "pos_pool": 5.0, "neg_pool": 6.0}}}
-    return {"ok": True, "time_ns": int(out_bytes / 125_000 * 1e8) + 10**9, "routers": {"r1": {"ports": {"r1:eth1": {
-        "drops": {"ttl": 4, "no_route": 5, "malformed": 6}, "egress": link, "ingress": None}}}}}
+    port = {"drops": {"ttl": 4, "no_route": 5, "malformed": 6}, "egress": link, "ingress": None}
+    return {"ok": True, "time_ns": int(out_bytes / 125_000 * 1e8) + 10**9,
+            "routers": {"r1": {"ports": {"r1:eth1": port}}}}
 
 
 def test_engine_rows_layout_and_rates() -> None:

@@ -36,7 +36,7 @@ def _run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
     p = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120,
                        env=env, **kw)  # type: ignore[call-overload]
     assert p.returncode == 0, f"{argv}: {p.stdout}\n{p.stderr}"
-    return p  # type: ignore[no-any-return]
+    return p
 
 
 def _base_dependencies() -> list[str]:

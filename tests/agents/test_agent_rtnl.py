@@ -13,7 +13,7 @@ from pyroute2.netlink.rtnl.rtmsg import rtmsg
 from agents import rtnl
 
 
-def _decode(cls, raw: bytes):  # type: ignore[no-untyped-def]
+def _decode(cls, raw: bytes):
     m = cls(raw)
     m.decode()
     return m

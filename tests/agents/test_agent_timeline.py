@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from functools import partial
 
 from agents.timeline import Action, Happened, MonotonicClock, TimelinePlayer
 
@@ -28,7 +29,10 @@ class FakeClock:
 def test_actions_fire_in_time_order_at_their_times() -> None:
     clock = FakeClock()
     seen: list[tuple[str, float]] = []
-    acts = [Action(t, name, lambda n=name: seen.append((n, clock.now())))
+    def record(n: str) -> None:
+        seen.append((n, clock.now()))
+
+    acts = [Action(t, name, partial(record, name))
             for t, name in ((0.5, "b"), (0.1, "a"), (0.5, "c"), (2.0, "d"))]
     fired = TimelinePlayer(acts, clock, t0=clock.now()).play()
     assert [n for n, _ in seen] == ["a", "b", "c", "d"]  # ties keep spec order
@@ -83,7 +87,7 @@ def test_simultaneous_actions_run_before_any_is_reported() -> None:
         log.append(f"report {f.label}")
         clock.t += 0.010  # a slow report
 
-    acts = [Action(1.0, f"s{i}", lambda i=i: log.append(f"run s{i}")) for i in range(3)]
+    acts = [Action(1.0, f"s{i}", partial(log.append, f"run s{i}")) for i in range(3)]
     acts.append(Action(2.0, "later", lambda: log.append("run later")))
     fired = TimelinePlayer(acts, clock, t0=clock.now(), on_fired=report).play()
     assert log == ["run s0", "run s1", "run s2", "report s0", "report s1", "report s2",

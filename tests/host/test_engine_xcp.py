@@ -16,7 +16,8 @@ import pytest
 from topology import Topology, tool_built
 
 pytestmark = [pytest.mark.root,
-              pytest.mark.skipif(not tool_built("xcpperf"), reason="xcpperf not built (make build)"),
+              pytest.mark.skipif(not tool_built("xcpperf"),
+                                 reason="xcpperf not built (make build)"),
               pytest.mark.skipif(not tool_built("xcp-router"),
                                  reason="xcp-router not built (make build)")]
 

@@ -17,10 +17,13 @@ pytestmark = pytest.mark.skipif(not xcpperf_built(), reason="xcpperf not built (
 
 
 def test_usage_errors_exit_2_and_name_the_option() -> None:
-    for args, needle in ((["-c", "10.0.0.300"], "-c"), (["-c", "10.0.0.1", "--cc", "cubic"], "--cc"),
-                         (["-s", "-c", "10.0.0.1"], "exactly one"), (["-c", "1.2.3.4", "-P", "0"], "-P"),
+    for args, needle in ((["-c", "10.0.0.300"], "-c"),
+                         (["-c", "10.0.0.1", "--cc", "cubic"], "--cc"),
+                         (["-s", "-c", "10.0.0.1"], "exactly one"),
+                         (["-c", "1.2.3.4", "-P", "0"], "-P"),
                          (["-c", "1.2.3.4", "--bogus"], "--bogus")):
-        p = subprocess.run([str(tool("xcpperf")), *args], check=False, capture_output=True, text=True)
+        p = subprocess.run([str(tool("xcpperf")), *args], check=False, capture_output=True,
+                           text=True)
         assert p.returncode == 2, args
         assert needle in p.stderr, (args, p.stderr)
 

@@ -34,7 +34,8 @@ defaults:
 nodes:
   sx: {role: host}
   st: {role: host}
-  r1: {role: router, queue: {kind: xcp, tcp_fairness: {i_drop: 1.002, d_drop: 0.998, window: 400ms}}}
+  r1: {role: router, queue: {kind: xcp,
+       tcp_fairness: {i_drop: 1.002, d_drop: 0.998, window: 400ms}}}
   r2: {role: router}
   dx: {role: host}
   dt: {role: host}
@@ -67,7 +68,8 @@ def test_dropper_estimates_and_drops(tmp_path: Path) -> None:
     spec.write_text(SPEC)
     res = xcplab("run", str(spec), "--out", str(tmp_path / "runs"), "--no-progress", timeout=180)
     lines = res.stdout.strip().splitlines()
-    assert res.returncode in (0, 3) and lines, (res.returncode, res.stdout[-2000:], res.stderr[-2000:])
+    assert res.returncode in (0, 3) and lines, (res.returncode, res.stdout[-2000:],
+                                                res.stderr[-2000:])
     run_dir = Path(lines[-1])
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed"

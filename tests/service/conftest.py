@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import stand_in_runner
-from svc_helpers import Api
-
 from orchestrator.api.deps import get_settings
 from orchestrator.api.main import create_app
 from orchestrator.service.settings import Settings
 from orchestrator.service.users import create_user
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import stand_in_runner  # noqa: E402 - lives in HERE, put on sys.path above
+from svc_helpers import Api  # noqa: E402
 
 
 @pytest.fixture

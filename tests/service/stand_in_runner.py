@@ -3,9 +3,10 @@
 Same signature and contract: it writes a run directory (spec.yaml, summary.json,
 metrics/*.csv) and the .tar.gz beside it, reports progress, and honours the
 cancel Event. It runs for the spec's `duration` (seconds, default 0.2) so tests
-can hold a run in the running state; a description "fail: WHY" makes it raise. Used through `create_app(run_fn=...)` or the
-`test_only_run_function` setting (`stand_in_runner:execute_run` with this
-directory on PYTHONPATH) for the server started as a subprocess.
+can hold a run in the running state; a description "fail: WHY" makes it raise.
+Used through `create_app(run_fn=...)` or the `test_only_run_function` setting
+(`stand_in_runner:execute_run` with this directory on PYTHONPATH) for the server
+started as a subprocess.
 """
 
 from __future__ import annotations

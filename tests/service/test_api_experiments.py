@@ -92,7 +92,7 @@ def test_cancel_running_experiment_tears_it_down(api: Api) -> None:
     assert again.status_code == 409
 
 
-def test_cancel_queued_experiment_never_runs(make_api) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_queued_experiment_never_runs(make_api) -> None:
     api = make_api(pools={"local": 0})  # paused pool: everything stays queued
     exp_id = api.submit("alice").json()["id"]
     r = api.client.post(f"/api/v1/experiments/{exp_id}/cancel", headers=api.h("alice"))
@@ -105,7 +105,7 @@ def test_failed_run_records_the_error(api: Api) -> None:
     assert e["state"] == "failed" and "engine exploded" in e["error"]
 
 
-def test_time_limit_fails_and_tears_down_a_long_run(make_api) -> None:  # type: ignore[no-untyped-def]
+def test_time_limit_fails_and_tears_down_a_long_run(make_api) -> None:
     api = make_api(run_time_limit_s=0.3)
     exp_id = api.submit("alice", spec_text(duration=30)).json()["id"]
     e = api.wait("alice", exp_id, timeout_s=5)

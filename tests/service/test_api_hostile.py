@@ -95,7 +95,8 @@ def test_a_sweep_of_10_to_the_8_runs_is_refused_from_its_axis_lengths(api: Api) 
 
 
 @pytest.mark.parametrize("value", [alias_bomb_flow(), "[" * 10_000, [[[[[[[[[[[[[[[[[[[[[[[[
-    [[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], ids=["alias-bomb", "deep-text", "deep-json"])
+    [[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
+    ids=["alias-bomb", "deep-text", "deep-json"])
 def test_hostile_sweep_values_are_422(api: Api, value: Any) -> None:
     r, seconds, peak = _measured(lambda: _sweep(api, {"description": [value, "plain"]}))
     _check_4xx(r, seconds, peak, 422)

@@ -48,7 +48,7 @@ def test_summary_archive_and_metrics_of_a_finished_run(api: Api) -> None:
                               headers=api.h("bob")).status_code == 404
 
 
-def test_results_of_an_unfinished_run_are_409(make_api) -> None:  # type: ignore[no-untyped-def]
+def test_results_of_an_unfinished_run_are_409(make_api) -> None:
     api = make_api(pools={"local": 0})
     exp_id = api.submit("alice").json()["id"]
     r = api.client.get(f"/api/v1/runs/{exp_id}/summary", headers=api.h("alice"))
@@ -70,13 +70,13 @@ def test_non_mapping_spec_is_422(api: Api) -> None:
     assert r.status_code == 422 and "mapping" in r.json()["lines"][0]
 
 
-def test_spec_over_size_limit_is_413(make_api) -> None:  # type: ignore[no-untyped-def]
+def test_spec_over_size_limit_is_413(make_api) -> None:
     api = make_api(max_spec_bytes=1000)
     r = api.submit("alice", spec_text() + "#" * 2000 + "\n")
     assert r.status_code == 413 and "1000" in r.json()["detail"]
 
 
-def test_node_flow_and_duration_limits_are_422(make_api) -> None:  # type: ignore[no-untyped-def]
+def test_node_flow_and_duration_limits_are_422(make_api) -> None:
     api = make_api(max_nodes=3, max_flows=1, max_duration_s=10)
     r = api.submit("alice", spec_text(hosts=3))
     assert r.status_code == 422 and r.json()["problems"][0]["path"] == "nodes"
@@ -95,7 +95,7 @@ def test_invalid_spec_gives_the_validators_lines(api: Api) -> None:
     assert lines == _validator_lines(spec_text().replace("capacity: 10Mbps", "capacity: fast", 1))
 
 
-def test_submission_rate_limit_per_user_is_429(make_api) -> None:  # type: ignore[no-untyped-def]
+def test_submission_rate_limit_per_user_is_429(make_api) -> None:
     api = make_api(submit_rate_per_min=1, submit_burst=2, pools={"local": 0})
     assert [api.submit("alice").status_code for _ in range(2)] == [201, 201]
     r = api.submit("alice")
@@ -130,7 +130,7 @@ def test_sweep_queues_grid_times_repetitions_and_tables_when_done(api: Api) -> N
     assert api.client.get(f"/api/v1/sweeps/{sweep_id}", headers=api.h("bob")).status_code == 404
 
 
-def test_sweep_over_run_limit_is_422(make_api) -> None:  # type: ignore[no-untyped-def]
+def test_sweep_over_run_limit_is_422(make_api) -> None:
     api = make_api(max_sweep_runs=3)
     body = {"spec": spec_text(), "params": {"seed": [1, 2]}, "repeat": 2}
     r = api.client.post("/api/v1/sweeps", json=body, headers=api.h("alice"))
@@ -145,7 +145,7 @@ def test_control_characters_are_422_not_500(api: Api) -> None:
     assert r.status_code == 422
 
 
-def test_archives_move_to_their_own_directory(make_api, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_archives_move_to_their_own_directory(make_api, tmp_path) -> None:
     api = make_api(archives_dir=tmp_path / "archives")
     exp_id = api.submit("alice").json()["id"]
     api.wait("alice", exp_id)

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 
 @pytest.fixture
-def real_api(make_api) -> Api:  # type: ignore[no-untyped-def]
+def real_api(make_api) -> Api:
     return make_api(run_fn=None)  # None: the service resolves orchestrator.runner
 
 

@@ -11,7 +11,7 @@ from orchestrator.service.models import Base
 pytestmark = pytest.mark.postgres
 
 
-def test_service_on_postgres(make_api, pg_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_service_on_postgres(make_api, pg_url: str) -> None:
     api = make_api(db_url=pg_url)
     try:
         done = api.submit("alice").json()["id"]

@@ -29,7 +29,7 @@ def test_one_poll_serves_every_follower_and_each_sees_its_end(
         r = api.submit("alice")
         assert r.status_code == 201, r.text
         ids.append(r.json()["id"])
-    service = api.client.app.state.service  # type: ignore[attr-defined]
+    service = api.client.app.state.service
     checkouts = itertools.count()
 
     def counting_sessions() -> Any:

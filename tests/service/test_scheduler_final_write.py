@@ -18,7 +18,7 @@ from orchestrator.service import scheduler
 def _refuse_final_writes(api: Api, times: int) -> dict[str, Any]:
     """The first run to finish gets its next TIMES final-state UPDATEs refused; returns
     {"id": that run, "seen": final-state UPDATEs of it}."""
-    engine = api.client.app.state.service.engine  # type: ignore[attr-defined]
+    engine = api.client.app.state.service.engine
     state: dict[str, Any] = {"id": None, "seen": 0}
 
     def before(_conn: Any, _cursor: Any, statement: str, params: Any, *_: Any) -> None:

@@ -59,7 +59,7 @@ CONSTANTS = {
 def _cxx_constants(path: Path) -> dict[str, int]:
     """`kName = 123;` / `kName = 0x1F,` from a header: constexprs and enumerators."""
     text = re.sub(r"//.*", "", path.read_text())
-    out = {}
+    out: dict[str, int] = {}
     for name, value in re.findall(r"\b(k[A-Z]\w*)\s*=\s*(0x[0-9A-Fa-f]+|\d+)\s*[;,]", text):
         out.setdefault(name, int(value, 0))
     return out
@@ -154,12 +154,13 @@ def test_filters_by_field_name(vector_capture: Path):
     want = [v["fields"]["feedback_bytes"] for v in _vectors("xcp_header.json")
             if v["status"] == "ok" and v["fields"]["feedback_bytes"] < 0]
     assert [int(r["xcp.h_feedback"]) for r in neg] == want
-    ixcp = fields(vector_capture, ["xcp.bottleneck_id"], "xcp.flags.ixcp == 1 && xcp.h_rtt >= 40000")
+    ixcp = fields(vector_capture, ["xcp.bottleneck_id"],
+                  "xcp.flags.ixcp == 1 && xcp.h_rtt >= 40000")
     assert {r["xcp.bottleneck_id"] for r in ixcp} == {"0xdeadbeef", "0x00000001"}
 
 
 def _segment(sport: int, dport: int, seq: int, ack: int, flags: int, window: int,
-             sacks: list[tuple[int, int]] = (), options: int = 0) -> bytes:
+             sacks: tuple[tuple[int, int], ...] = (), options: int = 0) -> bytes:
     """host-image/src/transport/segment.cc write_segment_header, in Python."""
     out = struct.pack("!HHQQBBHIII", sport, dport, seq, ack, flags, len(sacks), options, window,
                       123456, 654321)
@@ -173,7 +174,7 @@ def test_transport_segment_after_the_shim(tmp_path: Path):
         ethernet(ipv4(shim + _segment(40000, 5201, 0, 0, 0x01, 65536, options=1))),
         ethernet(ipv4(shim + _segment(40000, 5201, 1448, 1, 0x02, 65536) + bytes(1000))),
         ethernet(ipv4(ack_shim + _segment(5201, 40000, 1, 2448, 0x02, 65536,
-                                          sacks=[(4000, 5000), (6000, 9000)]))),
+                                          sacks=((4000, 5000), (6000, 9000))))),
         ethernet(ipv4(shim + _segment(40000, 5201, 0, 0, 0x40, 0))),  # unknown flag
     ]
     path = tmp_path / "seg.pcapng"

@@ -87,7 +87,8 @@ def cell(values: list[float], verdict_labels: tuple[str, ...] = ()) -> str:
     elif len(values) == 1:
         text = _num(values[0])
     else:
-        text = f"{_num(statistics.fmean(values))} ± {statistics.stdev(values):.2g} (n={len(values)})"
+        mean, sd = statistics.fmean(values), statistics.stdev(values)
+        text = f"{_num(mean)} ± {sd:.2g} (n={len(values)})"
     if verdict_labels:
         labels = sorted(set(verdict_labels), key=verdict_labels.index)
         if len(labels) == 1:

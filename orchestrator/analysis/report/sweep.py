@@ -160,7 +160,8 @@ def sweep_page(sw: Sweep, out: Path) -> Page:
             page.images.append(img.name)
         img = plot_sweep_lines({lk: _series(sw, xs, f"link.{lk}.utilization", 100) for lk in links},
                                out / f"{sw.slug}-utilisation.png", logx=logx, xlabel=xlabel,
-                               title=f"{sw.experiment}: busiest links' utilisation vs {short(param)}",
+                               title=f"{sw.experiment}: busiest links' utilisation "
+                                     f"vs {short(param)}",
                                ylabel="utilisation [%]",
                                hlines=[(b * 100, f"check: {n}") for b, n in
                                        sw.check_bounds("utilization")])

@@ -115,7 +115,8 @@ class Sweep:
         return stat([fnum(r.get(f"link.{link}.utilization")) for r in rows])
 
     def checked_links(self) -> list[str]:
-        """Link directions ('a->b') named by the spec's checks, from a run's resolved spec + plan."""
+        """Link directions ('a->b') named by the spec's checks, from a run's resolved
+        spec + plan."""
         for run_id in self.summaries:
             run = self.path / run_id
             try:
@@ -149,8 +150,8 @@ class Sweep:
                  for lk in self.columns("utilization")}
         top = max(means.values(), default=0.0)
         named = [lk for lk in self.checked_links() if lk in means]
-        busy = sorted((lk for lk, m in means.items() if m > BUSY_FRACTION * top and lk not in named),
-                      key=lambda lk: -means[lk])
+        busy = sorted((lk for lk, m in means.items()
+                       if m > BUSY_FRACTION * top and lk not in named), key=lambda lk: -means[lk])
         return (named + busy)[:max(MAX_LINKS, len(named))]
 
     def bottleneck(self) -> str | None:

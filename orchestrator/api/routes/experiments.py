@@ -10,8 +10,7 @@ from fastapi import APIRouter, Query, status
 from fastapi.concurrency import run_in_threadpool
 from sse_starlette.sse import EventSourceResponse
 
-from orchestrator.api.deps import (DB, CurrentUser, ProgressHubDep, ServiceDep, SpecBody,
-                                   StreamUser)
+from orchestrator.api.deps import DB, CurrentUser, ProgressHubDep, ServiceDep, SpecBody, StreamUser
 from orchestrator.api.schemas import ExperimentOut, ExperimentPage, Submitted
 from orchestrator.service import experiments
 from orchestrator.service.models import TERMINAL, State

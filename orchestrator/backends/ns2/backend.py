@@ -102,7 +102,8 @@ class Ns2Backend(Backend):
         super().__init__(run_dir, options)
         for k in self.options:
             if k not in OPTIONS:
-                raise XcplabError(f"ns2 backend: unknown option {k!r} (valid: {', '.join(OPTIONS)})")
+                raise XcplabError(f"ns2 backend: unknown option {k!r} "
+                                  f"(valid: {', '.join(OPTIONS)})")
         self.ns = str(self.options.get("ns", "ns"))
         self.plan: Plan | None = None
         self.probe: dict[str, Any] = {}

@@ -206,7 +206,8 @@ def test_timeouts_not_reported_is_a_failed_check_saying_why(make_run):
 def test_drops_with_no_link_measured_cannot_pass(make_run):
     # A run that failed before any link was sampled: "no losses" was PASS (0).
     run = make_run(expect=[{"metric": "drops_queue", "op": "==", "value": 0}])
-    (run / "metrics" / "link.csv").write_text((run / "metrics" / "link.csv").read_text().splitlines()[0] + "\n")
+    link_csv = run / "metrics" / "link.csv"
+    link_csv.write_text(link_csv.read_text().splitlines()[0] + "\n")
     [res] = json_safe(build_summary(run, status="failed", timings={}))["expectations"]
     assert res["ok"] is not True
     assert "no link was measured" in res["check"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,7 +99,7 @@ def test_point_meeting_the_conditions_measures_them(make_run) -> None:
 def test_sweep_table_counts_per_point(make_run, tmp_path: Path) -> None:
     rows = []
     for i, sets in enumerate(([], POINT_B)):
-        params = tuple(tuple(x.split("=", 1)) for x in sets)
+        params = tuple((k, v) for k, _, v in (x.partition("=") for x in sets))
         rows.append(make_row(Point(i, params, 0, 7), f"run{i}", "completed",
                              summary_for(make_run, sets)))
     table = list(csv.DictReader(write_table(rows, tmp_path / "sweep.csv").open()))
@@ -129,8 +130,9 @@ def test_run_printout_and_report_say_skip(make_run, tmp_path: Path) -> None:
 
 def test_verdicts_count_a_skipped_check_as_neither_pass_nor_fail():
     from orchestrator.analysis import verdicts
-    exps = [{"ok": True, "status": "pass"}, {"ok": False, "status": "fail"},
-            {"ok": None, "status": "skipped"}, {"ok": True}]  # the last: an older summary
+    exps: list[dict[str, Any]] = [
+        {"ok": True, "status": "pass"}, {"ok": False, "status": "fail"},
+        {"ok": None, "status": "skipped"}, {"ok": True}]  # the last: an older summary
     assert [verdicts.verdict(e) for e in exps] == ["pass", "fail", "skipped", "pass"]
     c = verdicts.count(exps)
     assert (c.passed, c.failed, c.skipped, c.evaluated) == (2, 1, 1, 3)

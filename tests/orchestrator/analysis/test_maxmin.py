@@ -15,7 +15,8 @@ from orchestrator.analysis.maxmin import FlowDemand, Problem, max_min, violation
 def solve(flows: dict[str, tuple[tuple[str, ...], int, F | int | None]],
           capacity: dict[str, int | F]):
     problem = Problem({f: FlowDemand(links, w, None if cap is None else F(cap))
-                       for f, (links, w, cap) in flows.items()}, capacity)
+                       for f, (links, w, cap) in flows.items()},
+                      {k: F(v) for k, v in capacity.items()})
     alloc = max_min(problem)
     assert violations(problem, alloc) == []
     return alloc
@@ -135,7 +136,7 @@ def test_a_down_link_gives_its_flows_nothing():
 
 
 def test_violations_catches_an_unfair_allocation():
-    problem = Problem({"x": FlowDemand(("l",)), "y": FlowDemand(("l",))}, {"l": 10})
+    problem = Problem({"x": FlowDemand(("l",)), "y": FlowDemand(("l",))}, {"l": F(10)})
     good = max_min(problem)
     bad = type(good)({"x": F(7), "y": F(3)}, {"x": "l", "y": "l"}, {"l": F(10)})
     assert any("largest per-stream rate" in v for v in violations(problem, bad))
@@ -145,9 +146,9 @@ def test_violations_catches_an_unfair_allocation():
 
 def test_floats_and_unknown_links_are_refused():
     with pytest.raises(TypeError, match="not exact"):
-        Problem({"x": FlowDemand(("l",))}, {"l": 1.5})
+        Problem({"x": FlowDemand(("l",))}, {"l": 1.5})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="no capacity"):
-        Problem({"x": FlowDemand(("m",))}, {"l": 1})
+        Problem({"x": FlowDemand(("m",))}, {"l": F(1)})
 
 
 @st.composite

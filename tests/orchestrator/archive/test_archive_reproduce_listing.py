@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,7 +101,8 @@ def test_runs_listing(tmp_path, capsys):
     assert by["dddd"].goodput_mbps == 10.0 and by["eeee"].goodput_mbps is None
     assert by["cccc"].status == "failed" and not by["cccc"].archived
     assert by["eeee"].status == "incomplete" and by["eeee"].experiment == "quick"
-    assert by["dddd"].started.isoformat() == "2026-01-01T00:00:01+00:00"
+    started = by["dddd"].started
+    assert started is not None and started.isoformat() == "2026-01-01T00:00:01+00:00"
     assert main(["runs", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "quick-20260101T000003-eeee" in text and "incomplete" in text
@@ -111,7 +113,8 @@ def test_runs_listing(tmp_path, capsys):
 def test_listing_counts_only_evaluated_checks():
     # A sweep point whose check was skipped by its `when:` neither passed nor failed it.
     from orchestrator.archive.listing import _passed_of_evaluated
-    exps = [{"ok": True}, {"ok": False}, {"ok": None, "status": "skipped"}]
+    exps: list[dict[str, Any]] = [{"ok": True}, {"ok": False},
+                                  {"ok": None, "status": "skipped"}]
     assert _passed_of_evaluated(exps) == "1/2"
     assert _passed_of_evaluated([{"ok": None, "status": "skipped"}]) == "0/0"
     assert _passed_of_evaluated([]) == ""

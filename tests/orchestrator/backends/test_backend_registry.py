@@ -23,7 +23,8 @@ def test_unknown_backend_lists_valid_names() -> None:
 @pytest.mark.parametrize(("opts", "message"), [
     ({"router_mode": "linux"}, "router_mode='linux' (valid: engine, kernel)"),
     ({"engine_per": "node"}, "engine_per='node' (valid: machine, router)"),
-    ({"colour": "red"}, "unknown option 'colour' (valid: router_mode, engine_per, engine_priority)"),
+    ({"colour": "red"},
+     "unknown option 'colour' (valid: router_mode, engine_per, engine_priority)"),
     ({"engine_priority": "100"}, "engine_priority='100' (valid: an integer 0..99)"),
     ({"engine_priority": "high"}, "engine_priority='high' (valid: an integer 0..99)"),
 ])

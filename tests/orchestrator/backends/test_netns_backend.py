@@ -44,7 +44,8 @@ def _mode() -> str:
 
 def test_apply_exec_destroy(tmp_path: Path) -> None:
     mode = _mode()
-    plan = make_plan(load_spec_text(SPEC, "exec.yaml"), "exec-20260101T000000-" + os.urandom(2).hex())
+    run_id = "exec-20260101T000000-" + os.urandom(2).hex()
+    plan = make_plan(load_spec_text(SPEC, "exec.yaml"), run_id)
     dst = plan.node("h2").interfaces[0].ipv4.split("/")[0]
     with get_backend("netns")(tmp_path, {"router_mode": mode}) as be:
         be.prepare(plan)

@@ -52,6 +52,7 @@ def test_a_plan_ns2_can_express_is_not_refused() -> None:
 @pytest.mark.parametrize(("kwargs", "feature"), [
     ({"queue": "xcpi"}, "XCP-i (queue kind xcpi)"),
     ({"queue": "{kind: xcp, alpha: 0.5}"}, "XCP parameter alpha=0.5"),
+    ({"queue": "{kind: xcp, tcp_fairness: true}"}, "the XCP-TCP fairness dropper (tcp_fairness)"),
     ({"queue": "{kind: xcp, min_interval: 5ms}"}, "XCP parameter min_interval_s=0.005"),
     ({"flow": "{id: f, proto: tcp, cc: cubic, src: s, dst: d}"},
      "kernel TCP congestion control cubic"),
@@ -115,7 +116,8 @@ def test_validate_with_backend_names_the_feature_and_exits_2(
 
 
 def test_run_is_refused_before_anything_is_created(tmp_path: Path) -> None:
-    with pytest.raises(XcplabError, match=r"(?s)ns-2\.35 cannot run this plan:.*congestion control cubic"):
+    with pytest.raises(XcplabError,
+                       match=r"(?s)ns-2\.35 cannot run this plan:.*congestion control cubic"):
         execute_run(spec_text=spec(flow="{id: f, proto: tcp, cc: cubic, src: s, dst: d}"),
                     out_dir=tmp_path, backend="ns2")
     assert list(tmp_path.iterdir()) == []

@@ -32,7 +32,8 @@ def merge_bomb(levels: int = 12) -> str:
     lines = ["x-0: &m0 {k: v}"]
     for i in range(1, levels):
         lines.append(f"x-{i}: &m{i} {{l: *m{i - 1}, r: *m{i - 1}, <<: *m{i - 1}}}")
-    return "\n".join(lines) + "\n" + BASE.replace("name: t", f"name: t\ndescription: *m{levels - 1}")
+    return ("\n".join(lines) + "\n"
+            + BASE.replace("name: t", f"name: t\ndescription: *m{levels - 1}"))
 
 
 def deep_flow(n: int, closed: bool = True) -> str:
@@ -65,7 +66,8 @@ SPEC_BODIES: dict[str, str] = {
     "deep-block-200": deep_block(200),
     "alias-bomb-flow": "name: t\ndescription: " + alias_bomb_flow() + "\n",
     "alias-bomb-doc": alias_bomb_doc(),
-    "alias-deep-chain": "x-a: &a " + "[" * 20 + "x" + "]" * 20 + "\nname: [[[[[[[[[[[[[[*a]]]]]]]]]]]]]]\n",
+    "alias-deep-chain": ("x-a: &a " + "[" * 20 + "x" + "]" * 20
+                         + "\nname: [[[[[[[[[[[[[[*a]]]]]]]]]]]]]]\n"),
     "merge-bomb": merge_bomb(),
     "wide-250k": wide(250_000),
     "many-keys-101k": many_keys(101_000),

@@ -25,7 +25,8 @@ def test_validate_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_validate_reports_every_problem_with_exit_2(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    p = _write(tmp_path, edit(("capacity: 5Mbps", "capacity: 5Mbs"), ("duration: 10s", "duration: 1")))
+    p = _write(tmp_path, edit(("capacity: 5Mbps", "capacity: 5Mbs"),
+                              ("duration: 10s", "duration: 1")))
     assert main(["validate", str(p)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith(f"{p}:2: duration: 1 has no unit")

@@ -123,6 +123,7 @@ def test_expect_values_are_resolved_to_si() -> None:
                        " value: 0.9}\n")
     a, b, c = r.expect
     assert (a.value, a.name, a.window) == (4_000_000, "throughput(f1) >= 4Mbps", None)
+    assert b.window is not None
     assert (b.value, b.window.start, b.window.stop, b.paper) == (0.95, 2.0, 9.0, "~100 %")
     assert (c.value, c.relative_to) == (0.9, "capacity")
 

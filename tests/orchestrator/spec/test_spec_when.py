@@ -165,7 +165,8 @@ def test_bad_conditions_name_file_line_field_and_what_is_valid(
 
 
 def test_structural_errors_and_names() -> None:
-    bad = BASE + "  - {metric: drops, op: '>=', value: 0, when: [{path: duration, op: '~', value: 1s}]}\n"
+    bad = BASE + ("  - {metric: drops, op: '>=', value: 0, "
+                  "when: [{path: duration, op: '~', value: 1s}]}\n")
     with pytest.raises(SpecError) as e:
         load_spec_text(bad, "w.yaml")
     assert "expect[0].when[0].op" in str(e.value.problems[0])

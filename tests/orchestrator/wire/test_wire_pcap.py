@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.wire.pcap import read_xcp_packets
-from orchestrator.wire.xcp_header import Flags, Status, XcpHeader, encode_header
+from orchestrator.wire.xcp_header import Flags, Format, Status, XcpHeader, encode_header
 from xcplab_contract.errors import XcplabError
 
 MAC_A, MAC_B = bytes.fromhex("020000000001"), bytes.fromhex("020000000002")
@@ -35,7 +35,7 @@ def write_pcap(path: Path, frames: list[bytes], endian: str = "<", linktype: int
 
 def test_finds_and_decodes_only_xcp_packets(tmp_path):
     data_hdr = XcpHeader(next_protocol=6, cwnd_bytes=64000, rtt_us=40000, feedback_bytes=-300)
-    ack_hdr = XcpHeader(next_protocol=6, format=2, reverse_feedback_bytes=-300,
+    ack_hdr = XcpHeader(next_protocol=6, format=Format.MINIMAL, reverse_feedback_bytes=-300,
                         flags=Flags.XCPI, xcp_ttl=60, last_xcp_router="10.0.2.1")
     frames = [
         eth(ipv4(253, encode_header(data_hdr) + b"x" * 100)),

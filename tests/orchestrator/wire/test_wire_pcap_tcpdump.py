@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.wire.pcap import read_xcp_packets
-from orchestrator.wire.xcp_header import Flags, XcpHeader, encode_header
+from orchestrator.wire.xcp_header import Flags, Format, XcpHeader, encode_header
 
 pytestmark = [pytest.mark.root,
               pytest.mark.skipif(shutil.which("tcpdump") is None, reason="needs tcpdump")]
@@ -41,10 +41,11 @@ def netns():
 def test_tcpdump_capture_is_decoded(netns, tmp_path: Path):
     headers = [XcpHeader(next_protocol=6, cwnd_bytes=1500 * k, rtt_us=40000, feedback_bytes=-k)
                for k in range(1, 4)]
-    headers.append(XcpHeader(next_protocol=6, format=2, flags=Flags.IXCP, bottleneck_id=7))
+    headers.append(XcpHeader(next_protocol=6, format=Format.MINIMAL, flags=Flags.IXCP,
+                             bottleneck_id=7))
     pcap = tmp_path / "lo.pcap"
-    dump = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "lo", "-U", "--immediate-mode", "-n",
-                             "-w", str(pcap), "ip proto 253"],
+    dump = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "lo", "-U",
+                             "--immediate-mode", "-n", "-w", str(pcap), "ip proto 253"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         # tcpdump reports "listening on lo" once its capture is open.
