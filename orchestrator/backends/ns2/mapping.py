@@ -207,7 +207,13 @@ def _direction_refusals(name: str, d: Direction) -> list[str]:
         out.append(f"link {name}: {what}: ns-2.35 has no such queue "
                    f"(it has {', '.join(NS2_QUEUE)})")
     elif kind == "xcp":
-        for param, value in sorted(d.queue.params.items()):
+        params = dict(d.queue.params)
+        if params.get("tcp_fairness"):
+            out.append(f"link {name}: the XCP-TCP fairness dropper (tcp_fairness): ns-2.35's "
+                       "XCP queue has none")
+        params = {k: v for k, v in params.items()
+                  if not (k == "tcp_fairness" or k.startswith("fairness_"))}
+        for param, value in sorted(params.items()):
             if param == "capacity_bps":
                 continue  # set-link-capacity takes it
             ns_value = NS2_XCP_CONSTANTS.get(param)
