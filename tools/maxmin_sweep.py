@@ -34,8 +34,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from orchestrator.topology.emit import RunShape
-from orchestrator.topology.multibottleneck import write_series
+from orchestrator.topology.emit import RunShape  # noqa: E402 - REPO on sys.path first
+from orchestrator.topology.multibottleneck import write_series  # noqa: E402
 
 PROTOCOLS = {
     "xcp": ("xcp", "xcp"),
