@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ns2_spec_helpers import spec
 
 from orchestrator.backends.ns2.mapping import refusals
 from orchestrator.cli import main
@@ -12,31 +13,6 @@ from orchestrator.plan.planner import make_plan
 from orchestrator.runner import execute_run
 from orchestrator.spec import load_spec_text
 from xcplab_contract.errors import XcplabError
-
-BASE = """\
-name: refuse
-duration: 2s
-defaults:
-  link: {capacity: 10Mbps, delay: 5ms, buffer: 1BDP}
-nodes:
-  s: {role: host}
-  r1: {role: router, queue: QUEUE}
-  r2: {role: router, queue: droptail}
-  d: {role: host}
-links:
-  - {a: s, b: r1}
-  - {a: r1, b: r2LOSS}
-  - {a: r2, b: d}
-flows:
-  - FLOW
-TIMELINE
-"""
-
-
-def spec(queue: str = "xcp", flow: str = "{id: f, proto: xcp, src: s, dst: d}",
-         loss: str = "", timeline: str = "") -> str:
-    return (BASE.replace("QUEUE", queue).replace("FLOW", flow).replace("LOSS", loss)
-            .replace("TIMELINE", timeline))
 
 
 def refused(text: str) -> list[str]:

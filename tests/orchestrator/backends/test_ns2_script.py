@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from ns2_spec_helpers import spec
 
 from orchestrator.backends import get_backend
 from orchestrator.backends.ns2 import Ns2Backend
@@ -116,27 +117,11 @@ def test_seed_receiver_window_and_sampling_schedule(script) -> None:
     assert re.search(r'\$ns at 2\.000001 "finish"', text)
 
 
-TIMELINE = """\
-name: tl
-duration: 6s
-defaults:
-  link: {capacity: 10Mbps, delay: 5ms, buffer: 1BDP}
-nodes:
-  s: {role: host}
-  r1: {role: router, queue: xcp}
-  r2: {role: router, queue: droptail}
-  d: {role: host}
-links:
-  - {a: s, b: r1}
-  - {a: r1, b: r2}
-  - {a: r2, b: d}
-flows:
-  - {id: f, proto: xcp, src: s, dst: d}
-timeline:
+TIMELINE = spec(duration="6s", timeline="""timeline:
   - {at: 2s, set_link: {link: r1-r2, direction: a_to_b, capacity: 5Mbps, delay: 10ms,
                         buffer: 30KB, loss: 1%}}
   - {at: 4s, set_link: {link: r1-r2, capacity: 10Mbps, loss: 0}}
-"""
+""")
 
 
 def test_link_changes_are_replayed_at_their_time_and_recorded() -> None:
