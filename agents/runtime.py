@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import deploy, engines, nsops
+from agents.captures import Captures
 from agents.clean import clean_run
 from agents.flow_control import FlowControl
 from agents.flow_sampler import TcpDiag
@@ -64,6 +65,7 @@ class AgentRuntime:
         self.sampler: Sampler | None = None
         self.flows: FlowControl | None = None
         self.player: TimelinePlayer | None = None
+        self.captures: Captures | None = None
 
     # -- apply ------------------------------------------------------------
     def apply(self, plan_data: dict[str, Any], machine: str, log_dir: str,
@@ -100,6 +102,9 @@ class AgentRuntime:
         for f in plan.flows:
             if f.dst in self.mine:
                 self._start_server(f)
+        # packet captures write into the run directory, the parent of log_dir
+        self.captures = Captures(plan, self.mine, self.procs, Path(log_dir).parent, self._ns)
+        self.captures.prepare()
         dirs = port_directions(plan, set(routers))
         self.sampler = self._make_sampler(dirs)
         timings.update(deploy_s=t1 - t0, engines_s=t2 - t1, servers_s=time.monotonic() - t2)
@@ -174,6 +179,10 @@ class AgentRuntime:
                                       partial(self.flows.stop, f.id, quiet=True)))
         for e in plan.timeline:
             actions.append(Action(e.t_s, f"{e.action} {e.target}", partial(self._event, e)))
+        if self.captures:
+            self.captures.t0_unix = self.wall() + (self.t0 - self.clock.now())
+            actions += [Action(t, label, partial(self._at_run_time, fn))
+                        for t, label, fn in self.captures.actions()]
         self.player = TimelinePlayer(actions, self.clock, self.t0, self.stop_event,
                                      on_fired=self._on_fired)
         self.threads = [self.player.start_thread(),
@@ -181,6 +190,10 @@ class AgentRuntime:
                                          name="xcplab-sampler")]
         self.threads[1].start()
         return {"t0_monotonic": self.t0}
+
+    def _at_run_time(self, fn: Callable[[float], Any]) -> Any:
+        assert self.t0 is not None
+        return fn(self.clock.now() - self.t0)
 
     def _on_fired(self, f: Fired) -> None:
         if f.label.startswith("flow_backstop") and not f.result:
@@ -252,6 +265,8 @@ class AgentRuntime:
             assert self.flows
             self.flows.stop_all()
             self.flows.reap(self.clock.now() - self.t0)
+            if self.captures:
+                self.captures.finish(self.clock.now() - self.t0)
             late = max((f.lateness_s for f in self.player.fired), default=0.0) \
                 if self.player else 0.0
             self.emit({"type": "done", "t_s": self.clock.now() - self.t0,
@@ -267,6 +282,8 @@ class AgentRuntime:
     def destroy(self) -> dict[str, Any]:
         t0 = time.monotonic()
         self.stop()
+        if self.captures:
+            self.captures.finish(None)  # a cancelled run still gets its index
         if self.procs:
             self.procs.stop_all()
         for g in self.groups:
