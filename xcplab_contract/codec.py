@@ -10,6 +10,8 @@ from dataclasses import fields, is_dataclass
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from xcplab_contract.errors import PlanError
+
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -46,6 +48,6 @@ def from_data(tp: Any, data: Any) -> Any:
         names = {f.name for f in fields(tp)}
         unknown = set(data) - names
         if unknown:
-            raise ValueError(f"{tp.__name__}: unknown keys {sorted(unknown)}")
+            raise PlanError(f"{tp.__name__}: unknown keys {sorted(unknown)}")
         return tp(**{k: from_data(hints[k], v) for k, v in data.items()})
     return data

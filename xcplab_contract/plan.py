@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from xcplab_contract.codec import from_data, to_data
+from xcplab_contract.errors import PlanError
 
 PLAN_FORMAT = 1
 
@@ -306,7 +307,7 @@ class Plan:
     def from_dict(cls, data: dict[str, Any]) -> Plan:
         fmt = data.get("format", PLAN_FORMAT)
         if fmt != PLAN_FORMAT:
-            raise ValueError(f"plan format {fmt} not supported (this xcplab reads {PLAN_FORMAT})")
+            raise PlanError(f"plan format {fmt} not supported (this xcplab reads {PLAN_FORMAT})")
         return cast(Plan, from_data(cls, data))
 
     @classmethod

@@ -28,6 +28,7 @@ import pandas as pd
 
 from orchestrator.analysis.flows import bytes_between
 from orchestrator.analysis.maxmin_schedule import MaxMinUnknown, Piece, mean_goodput_bps, schedule
+from xcplab_contract.errors import PlanError
 from xcplab_contract.plan import Plan
 
 DEFAULT_SETTLE_S = 2.0
@@ -47,7 +48,7 @@ def run_schedule(plan: dict[str, Any], flows: dict[str, dict[str, Any]]) -> list
         return schedule(p, ends)
     except MaxMinUnknown as e:
         return str(e)
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, PlanError) as e:
         return f"plan.json unreadable for max-min: {e}"
 
 

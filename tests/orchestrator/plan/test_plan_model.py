@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from xcplab_contract import naming
+from xcplab_contract.errors import PlanError
 from xcplab_contract.plan import (
     ControlCommand,
     Direction,
@@ -50,11 +51,11 @@ def test_json_round_trip_is_equal() -> None:
 def test_unknown_key_and_format_rejected() -> None:
     data = _tiny_plan().to_dict()
     data["nodes"][0]["bogus"] = 1
-    with pytest.raises(ValueError, match="bogus"):
+    with pytest.raises(PlanError, match="bogus"):  # the error root, not a bare ValueError
         Plan.from_dict(data)
     data = _tiny_plan().to_dict()
     data["format"] = 99
-    with pytest.raises(ValueError, match="format 99"):
+    with pytest.raises(PlanError, match="format 99"):
         Plan.from_dict(data)
 
 
@@ -68,3 +69,4 @@ def test_run_tag_is_short_stable_and_base36() -> None:
 def test_gilbert_elliott_mean_loss() -> None:
     ge = Loss("gilbert_elliott", p=0.01, r=0.3, loss_bad=1.0, loss_good=0.0)
     assert ge.mean() == pytest.approx(0.01 / 0.31)
+
