@@ -19,6 +19,10 @@ def test_ping_errors_and_exit_on_eof(tmp_path: Path) -> None:
             link.call("fly", timeout_s=10)
         with pytest.raises(BackendError, match="KeyError"):
             link.call("apply", timeout_s=10)  # no plan given
+        with pytest.raises(BackendError, match=r"ProtocolError: 'start': nothing applied"):
+            link.call("start", at=None, timeout_s=10)
+        with pytest.raises(BackendError, match=r"ProtocolError: 'clean': give `runs`"):
+            link.call("clean", runs="all", timeout_s=10)
     finally:
         rc = link.close(timeout_s=20)
     assert rc == 0  # end of stdin: the agent destroys what it made (nothing) and exits
