@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,21 @@ def test_apply_exec_destroy(tmp_path: Path) -> None:
             assert min(rtts) >= 30.0
     assert nsops.list_names(f"xcplab-{plan.run_tag}-") == []
     assert not Path(f"/run/xcplab/{plan.run_id}").exists()
+
+
+def test_start_at_a_wall_clock_instant(tmp_path: Path) -> None:
+    """Agents on several machines start one run together: t = 0 is `at`, not the call,
+    so the first sample comes one metrics interval after `at`."""
+    plan = make_plan(load_spec_text(SPEC, "exec.yaml"),
+                     "exec-20260101T000000-" + os.urandom(2).hex())
+    with get_backend("netns")(tmp_path, {"router_mode": _mode()}) as be:
+        be.prepare(plan)
+        be.apply(plan)
+        at = time.time() + 0.5
+        be.start(at=at)
+        first = None
+        deadline = time.monotonic() + 10
+        while first is None and time.monotonic() < deadline:
+            if any(m.get("type") == "rows" for m in be.messages(0.5)):
+                first = time.time()
+        assert first is not None and first >= at + plan.metrics_interval_s - 0.005
