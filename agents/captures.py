@@ -8,9 +8,12 @@ interface's MAC are kept, i.e. the one direction. A capture due at t = 0 starts 
 and is open before the run begins; a later one is spawned before t = 0 parked on a
 start gate (agents/procs.py), so starting it at its instant is one pipe write and
 never delays the timeline, and dumpcap opens the interface a few ms later. A stop is
-one SIGTERM: dumpcap closes the file cleanly. The processes are in the run's state
-file like every other, so teardown and `xcplab clean RUN` stop them; their argv names
-the run directory, hence the run id.
+one SIGTERM: dumpcap closes the file cleanly. Starts are released START_LEAD_S
+(0.1 s) before the window and stops sent STOP_MARGIN_S (0.3 s) after it (dumpcap needs
+~40 ms to open, and loses up to its 250 ms read timeout of packets when signalled), so
+the file holds the whole window and a little either side; `xcplab capture` trims it.
+The processes are in the run's state file like every other, so teardown and
+`xcplab clean RUN` stop them; their argv names the run directory, hence the run id.
 
 At the end `captures/index.json` records, per capture, what the plan asked, when it
 ran on the run's clock, and dumpcap's own counts (packets written, dropped by the
@@ -37,11 +40,18 @@ from xcplab_contract.errors import BackendError
 from xcplab_contract.plan import Capture, Plan
 
 INDEX = "index.json"
-# dumpcap loses what reached its ring in the last ~20-40 ms before it is signalled
-# (veth pair, ~560 pings/s, 1 s captures: the last packet written 21-38 ms before the
-# SIGTERM or SIGINT). Stops are therefore sent this long after the window's end: the
-# file holds the whole window plus up to this much (`xcplab capture` trims to the window).
-STOP_MARGIN_S = 0.1
+# dumpcap loses what reached its ring since the kernel last handed it a block of
+# packets: libpcap's TPACKET_V3 blocks are handed over when full or after dumpcap's
+# 250 ms read timeout, and a signalled dumpcap exits without the open block. Measured:
+# the last packet written 21-38 ms before the signal (veth pair, ~560 pings/s), 190 and
+# 240 ms before it (a run's ACK direction, ~400 packets/s). Stops are therefore sent
+# this long after the window's end: the file holds the whole window plus up to this
+# much (`xcplab capture` trims to the window).
+STOP_MARGIN_S = 0.3
+# dumpcap needs ~40 ms from its release (exec, open, filter) to its first packet
+# (capdemo, window from 1 s: first packet at 1.04 s): a gated capture is released
+# this long before its window starts.
+START_LEAD_S = 0.1
 _CAPTURED = re.compile(r"Packets captured:\s*(\d+)")
 _RECEIVED = re.compile(r"Packets received/dropped on interface '[^']*':\s*(\d+)/(\d+)")
 
@@ -164,7 +174,8 @@ class Captures:
         out: list[tuple[float, str, Any]] = []
         for c in self.mine:
             if c.id in self.gates:
-                out.append((c.start_s, f"capture_start {c.id}", self._starter(c)))
+                out.append((max(0.0, c.start_s - START_LEAD_S), f"capture_start {c.id}",
+                            self._starter(c)))
             if c.stop_s is not None and c.stop_s + STOP_MARGIN_S < self.plan.duration_s:
                 out.append((c.stop_s + STOP_MARGIN_S, f"capture_stop {c.id}",
                             self._stopper(c)))

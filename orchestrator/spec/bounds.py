@@ -107,10 +107,10 @@ MAX_METRIC_ROWS = 20_000_000
 
 # -- packet captures (orchestrator/spec/captures.py) ----------------------------
 CAPTURE_SNAPLEN = Bound(
-    64, 262_144, "B",
-    "dumpcap takes up to 256 KiB; under 64 B not even Ethernet, IPv4 and the shim fit")
+    64, 65_535, "B",
+    "the largest IPv4 packet; under 64 B not even Ethernet, IPv4 and the shim fit")
 CAPTURE_BYTES = Bound(
-    10_000, 1 * GiB, "B",
+    10_000, 1_000_000_000, "B",
     "one capture file on the run directory's disk; the run's tar.gz holds a second copy")
 CAPTURE_PACKETS = Bound(
     1, 100_000_000, "pkts",
@@ -118,7 +118,7 @@ CAPTURE_PACKETS = Bound(
 # Captured directions of one run: one dumpcap process each (measured cost: docs/captures.md).
 MAX_CAPTURES = 32
 # All capture files of one run together (each at most its max_bytes, plus one packet).
-MAX_CAPTURE_TOTAL_BYTES = 4 * GiB
+MAX_CAPTURE_TOTAL_BYTES = 4_000_000_000
 
 # -- raw engine params -----------------------------------------------------------
 # router-image/QUEUES.md, per kind: engine param -> (lo, hi) or the allowed values.
@@ -146,6 +146,8 @@ ENGINE_PARAMS: dict[str, dict[str, tuple[float, float] | tuple[object, ...]]] = 
 }
 # An XCP-i router's ports run the XCP port law (router-image/QUEUES.md "xcpi").
 ENGINE_PARAMS["xcpi"] = ENGINE_PARAMS["xcp"]
+# iXCP ports take XCP's params; `link_id` is the planner's, never the spec's.
+ENGINE_PARAMS["ixcp"] = ENGINE_PARAMS["xcp"]
 # Which of them are ranges (numbers) rather than a set of allowed values.
 NUMERIC = {"min_th", "max_th", "max_p", "w_q", "mean_packet_bytes", "capacity_bps", "alpha",
            "beta", "gamma", "fallback_interval_s", "min_interval_s", "max_interval_s",

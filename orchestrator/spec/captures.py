@@ -177,7 +177,7 @@ def check_capture_bounds(spec: Spec, bad: Bad) -> None:
     total = 0
     for i, c in enumerate(spec.captures):
         path: PathT = ("captures", i)
-        over(c.snaplen, bounds.CAPTURE_SNAPLEN, (*path, "snaplen"), fmt_size)
+        over(c.snaplen, bounds.CAPTURE_SNAPLEN, (*path, "snaplen"), lambda v: f"{v:g}B")
         over(c.max_bytes, bounds.CAPTURE_BYTES, (*path, "max_bytes"), fmt_size)
         if c.max_packets is not None:
             over(c.max_packets, bounds.CAPTURE_PACKETS, (*path, "max_packets"),

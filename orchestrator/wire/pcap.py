@@ -1,8 +1,15 @@
-"""A small classic-pcap reader that finds IPv4 protocol-253 packets and decodes their shim.
+"""Find IPv4 protocol-253 packets in a capture and decode their shim.
 
-Enough for tcpdump captures taken inside the namespaces (`tcpdump -w`, Ethernet
-or Linux cooked link types, either byte order, micro- or nanosecond stamps).
-pcapng is not read: capture with `tcpdump -w` (classic pcap by default).
+Reads what the runs write (pcapng from dumpcap, RUN/captures/) and classic pcap
+(`tcpdump -w`), through dpkt's readers: Ethernet (VLAN tags skipped), raw IPv4 or
+Linux cooked link types, either byte order, micro- or nanosecond stamps. The
+shim is decoded by the project's Python twin of libxcp's header
+(orchestrator/wire/xcp_header.py); what follows it is kept as captured.
+
+dpkt replaced a hand-written classic-pcap reader, which could not read pcapng.
+Measured on a run's 3 079-packet capture (converted to pcap with editcap for the
+old reader), best of 5: hand-written 74 ms, dpkt 97 ms on the pcap, 108 ms on the
+pcapng, the same packets and stamps; ~10 us a packet is no reason to keep two readers.
 """
 
 from __future__ import annotations
@@ -13,14 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import dpkt
+
 from orchestrator.wire.xcp_header import IP_PROTO_XCP, ParseResult, parse_header
 from xcplab_contract.errors import XcplabError
 
 LINKTYPE_ETHERNET = 1
-LINKTYPE_RAW = 101
+LINKTYPE_RAW = (101, 12, 14)  # LINKTYPE_RAW and the DLT_RAW values dpkt may report
 LINKTYPE_LINUX_SLL = 113
-_MAGICS = {0xA1B2C3D4: ("<", 1e-6), 0xD4C3B2A1: (">", 1e-6),
-           0xA1B23C4D: ("<", 1e-9), 0x4D3CB2A1: (">", 1e-9)}
 _ETH_IPV4 = 0x0800
 _ETH_VLAN = (0x8100, 0x88A8)
 
@@ -33,10 +40,11 @@ class XcpPacket:
     dst: str
     ip_len: int       # IPv4 total length
     result: ParseResult  # the decoded shim (status ok / not_xcp / malformed)
+    after_shim: bytes = b""  # what follows a valid shim, as captured (snap length)
 
 
 def _ipv4_offset(linktype: int, frame: bytes) -> int | None:
-    if linktype == LINKTYPE_RAW:
+    if linktype in LINKTYPE_RAW:
         return 0
     if linktype == LINKTYPE_LINUX_SLL:
         return 16 if len(frame) >= 16 and struct.unpack_from("!H", frame, 14)[0] == _ETH_IPV4 \
@@ -51,34 +59,23 @@ def _ipv4_offset(linktype: int, frame: bytes) -> int | None:
 
 
 def read_xcp_packets(path: Path) -> Iterator[XcpPacket]:
-    """Yields every IPv4 protocol-253 packet of a classic pcap file with its decoded shim."""
+    """Yields every IPv4 protocol-253 packet of a pcap or pcapng file with its decoded shim."""
     with open(path, "rb") as fh:
-        head = fh.read(24)
-        if len(head) < 24:
-            raise XcplabError(f"{path}: too short for a pcap file header")
-        magic = struct.unpack("<I", head[:4])[0]
-        if magic not in _MAGICS:
-            raise XcplabError(f"{path}: not a classic pcap file (magic {magic:#010x}); "
-                              "pcapng is not supported, capture with `tcpdump -w`")
-        endian, tick = _MAGICS[magic]
-        linktype = struct.unpack(endian + "I", head[20:24])[0] & 0x0FFFFFFF
-        if linktype not in (LINKTYPE_ETHERNET, LINKTYPE_RAW, LINKTYPE_LINUX_SLL):
+        try:
+            reader = dpkt.pcap.UniversalReader(fh)
+        except (ValueError, dpkt.dpkt.NeedData) as e:
+            raise XcplabError(f"{path}: not a pcap or pcapng capture ({e})") from None
+        linktype = reader.datalink()
+        if linktype not in (LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL, *LINKTYPE_RAW):
             raise XcplabError(f"{path}: link type {linktype} not supported "
                               "(Ethernet, raw IPv4 or Linux cooked)")
-        rec = struct.Struct(endian + "IIII")
-        index = 0
-        while True:
-            hdr = fh.read(rec.size)
-            if len(hdr) < rec.size:
-                return  # end of file (a truncated last record is ignored)
-            sec, frac, incl, _orig = rec.unpack(hdr)
-            frame = fh.read(incl)
-            if len(frame) < incl:
-                return
-            pkt = _decode(frame, linktype, index, sec + frac * tick)
-            index += 1
-            if pkt is not None:
-                yield pkt
+        try:
+            for index, (ts, frame) in enumerate(reader):
+                pkt = _decode(bytes(frame), linktype, index, float(ts))
+                if pkt is not None:
+                    yield pkt
+        except (dpkt.dpkt.NeedData, struct.error):
+            return  # a truncated last record (a capture cut short) ends the file
 
 
 def _decode(frame: bytes, linktype: int, index: int, t: float) -> XcpPacket | None:
@@ -92,4 +89,6 @@ def _decode(frame: bytes, linktype: int, index: int, t: float) -> XcpPacket | No
     src = str(ipaddress.IPv4Address(frame[off + 12:off + 16]))
     dst = str(ipaddress.IPv4Address(frame[off + 16:off + 20]))
     shim = frame[off + ihl:off + max(total, ihl)]
-    return XcpPacket(index, t, src, dst, total, parse_header(shim))
+    result = parse_header(shim)
+    rest = shim[result.header.length:] if result.ok and result.header else b""
+    return XcpPacket(index, t, src, dst, total, result, rest)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.captures import STOP_MARGIN_S, capture_argv, parse_dumpcap_stats
+from agents.captures import START_LEAD_S, STOP_MARGIN_S, capture_argv, parse_dumpcap_stats
 from xcplab_contract.plan import Capture
 
 
@@ -35,4 +35,4 @@ def test_dumpcap_closing_counts():
 
 
 def test_stop_margin_is_short():
-    assert 0 < STOP_MARGIN_S <= 0.2
+    assert 0.25 < STOP_MARGIN_S <= 0.5 and 0 < START_LEAD_S <= 0.2  # 250 ms read timeout

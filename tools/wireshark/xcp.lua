@@ -141,10 +141,9 @@ local function seg_flag_text(f)
   return table.concat(out, ",")
 end
 
--- Bytes that follow the shim in the IP datagram as sent (not just as captured).
-local function sent_len(tvb, offset) return tvb:reported_length_remaining(offset) end
-
-function xcpseg.dissector(tvb, pinfo, tree)
+-- `sent`: the segment's length as sent (IPv4 total length minus headers), which a
+-- snap length may have cut in the capture.
+local function dissect_segment(tvb, pinfo, tree, sent)
   local n = tvb:len()
   local t = tree:add(xcpseg, tvb(0, math.min(n, C.kSegmentBaseLen)))
   pinfo.cols.protocol = "XCP/SEG"
@@ -183,12 +182,16 @@ function xcpseg.dissector(tvb, pinfo, tree)
     end
     off = off + C.kSackBlockLen
   end
-  local payload = math.max(0, sent_len(tvb, 0) - off)
+  local payload = math.max(0, sent - off)
   t:add(FS.len, payload):set_generated()
   if n > off then t:add(FS.payload, tvb(off)) end
   pinfo.cols.info:append(string.format(" %d > %d [%s] seq=%s ack=%s len=%d", sport, dport,
       seg_flag_text(flags), tostring(tvb(4, 8):uint64()), tostring(tvb(12, 8):uint64()), payload))
   return tvb:len()
+end
+
+function xcpseg.dissector(tvb, pinfo, tree)
+  return dissect_segment(tvb, pinfo, tree, tvb:reported_length_remaining(0))
 end
 
 -- Shim bytes start at 0 of tvb (a valid shim). Returns (valid, why, body): as
@@ -312,7 +315,7 @@ function xcp.dissector(tvb, pinfo, tree)
   if n > off then
     local rest = tvb(off):tvb()
     if nxt == C.kNextProtoTransport then
-      xcpseg.dissector(rest, pinfo, tree)
+      dissect_segment(rest, pinfo, tree, tvb:reported_length_remaining(off))
     elseif not ip_proto_table:try(nxt, rest, pinfo, tree) then
       data_dissector:call(rest, pinfo, tree)
     end

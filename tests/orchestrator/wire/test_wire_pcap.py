@@ -60,9 +60,22 @@ def test_big_endian_and_raw_ip_captures(tmp_path):
     assert pkt.result.header == hdr
 
 
+def test_pcapng_as_the_runs_write_it(tmp_path):
+    import dpkt
+
+    hdr = XcpHeader(next_protocol=254, cwnd_bytes=3000, rtt_us=20000, feedback_bytes=-7)
+    path = tmp_path / "c.pcapng"
+    with open(path, "wb") as fh:
+        w = dpkt.pcapng.Writer(fh, snaplen=128, linktype=dpkt.pcap.DLT_EN10MB)
+        w.writepkt(eth(ipv4(253, encode_header(hdr) + b"seg")), ts=1000.5)
+    [pkt] = read_xcp_packets(path)
+    assert pkt.result.header == hdr and pkt.after_shim == b"seg"
+    assert pkt.time_s == pytest.approx(1000.5)
+
+
 @pytest.mark.parametrize("content, message", [
-    (b"\x0a\x0d\x0d\x0a" + b"\x00" * 40, "pcapng is not supported"),
-    (b"\xd4\xc3", "too short"),
+    (b"\x0a\x0d\x0d\x0a" + b"\x00" * 40, "not a pcap or pcapng"),
+    (b"\xd4\xc3", "not a pcap or pcapng"),
 ])
 def test_unreadable_files_say_why(tmp_path, content, message):
     p = tmp_path / "bad.pcap"
