@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ixcp/ixcp_queue.hh"
 #include "qdisc/drop_tail.hh"
 #include "qdisc/param_reader.hh"
 #include "qdisc/red.hh"
@@ -26,7 +27,7 @@ uint64_t read_limit(const nlohmann::json& cfg, const char* key) {
 
 }  // namespace
 
-std::string_view qdisc_kinds() { return "droptail, red, xcp, xcpi"; }
+std::string_view qdisc_kinds() { return "droptail, red, xcp, xcpi, ixcp"; }
 
 std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   if (!cfg.is_object()) {
@@ -62,6 +63,7 @@ std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
     q->configure(params);  // one parser for build-time and live params
     return q;
   }
+  if (kind == "ixcp") return make_ixcp_qdisc(limit, params, seed);
   throw std::invalid_argument(std::string(kContext) + ".kind: unknown \"" + kind +
                               "\", valid values: " + std::string(qdisc_kinds()));
 }

@@ -1,6 +1,6 @@
 // The one factory of queue disciplines (schema in router-image/QUEUES.md).
 //
-//   {"kind": "droptail" | "red" | "xcp",
+//   {"kind": "droptail" | "red" | "xcp" | "xcpi" | "ixcp",
 //    "limit_packets": N,   // optional, 0/absent = no packet bound
 //    "limit_bytes": N,     // optional, 0/absent = no byte bound
 //    "params": {...}}      // kind-specific, optional

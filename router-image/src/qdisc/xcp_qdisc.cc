@@ -21,10 +21,17 @@ std::unique_ptr<LinkSpareBandwidth> make_link_spare(LinkSpareBandwidth*& out) {
 }  // namespace
 
 XcpQdisc::XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed, std::string_view kind)
+    : XcpQdisc(
+          limit,
+          [&](std::unique_ptr<SpareBandwidth> s) { return std::make_unique<XcpController>(params, std::move(s), seed); },
+          params, seed, kind) {}
+
+XcpQdisc::XcpQdisc(QueueLimit limit, const LawMaker& make_law, const XcpParams& params, uint64_t seed,
+                   std::string_view kind)
     : Qdisc(limit),
       kind_(kind),
       link_spare_(nullptr),
-      controller_(params, make_link_spare(link_spare_), seed),
+      controller_(make_law(make_link_spare(link_spare_))),
       pq_(params.min_queue_window),
       seed_(seed) {}
 
@@ -38,8 +45,8 @@ void XcpQdisc::start_timers(xcp::Timestamp now) {
   // and the first interval then measures y over real traffic.
   started_ = true;
   last_timeout_ = now;
-  next_timeout_ = now + xcp::Duration::seconds(controller_.state().d);
-  pq_.start(now, static_cast<double>(bytes()), controller_.state().d, xcp_capacity());
+  next_timeout_ = now + xcp::Duration::seconds(controller_->state().d);
+  pq_.start(now, static_cast<double>(bytes()), controller_->state().d, xcp_capacity());
 }
 
 std::optional<xcp::Timestamp> XcpQdisc::next_deadline() const {
@@ -50,11 +57,11 @@ std::optional<xcp::Timestamp> XcpQdisc::next_deadline() const {
 void XcpQdisc::on_deadline(xcp::Timestamp now) {
   if (!started_) return;
   if (now >= pq_.deadline()) {
-    pq_.on_deadline(now, static_cast<double>(bytes()), controller_.state().d, xcp_capacity());
+    pq_.on_deadline(now, static_cast<double>(bytes()), controller_->state().d, xcp_capacity());
   }
   if (now >= next_timeout_) {
     const double elapsed = (now - last_timeout_).seconds_f();
-    const IntervalState& st = controller_.on_timeout(elapsed, pq_.value());
+    const IntervalState& st = controller_->on_timeout(elapsed, pq_.value());
     for (auto& s : stages_) s->on_timeout(st, elapsed);
     last_timeout_ = now;
     next_timeout_ = now + xcp::Duration::seconds(st.d);
@@ -65,7 +72,7 @@ bool XcpQdisc::do_enqueue(PacketPtr& p, xcp::Timestamp now, DropCause& cause) {
   if (!started_) start_timers(now);
   // y is the input rate of the port, so it counts arrivals the buffer or a
   // stage then drops (ns-2.35 counts before DropTail's enque too).
-  controller_.on_arrival(*p);
+  controller_->on_arrival(*p);
   for (auto& s : stages_) {
     if (!s->on_arrival(*p, now)) {
       cause = DropCause::kFairness;
@@ -87,14 +94,14 @@ PacketPtr XcpQdisc::do_dequeue(xcp::Timestamp now) {
   // The base has not yet subtracted this packet: queue left behind it.
   pq_.on_departure(static_cast<double>(bytes() - p->wire_bytes()));
   for (auto& s : stages_) s->before_feedback(*p, now);
-  controller_.on_departure(*p);
+  controller_->on_departure(*p);
   for (auto& s : stages_) s->after_feedback(*p, now);
   return p;
 }
 
 void XcpQdisc::report(nlohmann::json& out) const {
   nlohmann::json x = nlohmann::json::object();
-  controller_.report(x);
+  controller_->report(x);
   x["C"] = xcp_capacity();
   x["capacity_override"] = capacity_override_ > 0;
   x["Tq"] = pq_.window().seconds_f();
@@ -104,7 +111,7 @@ void XcpQdisc::report(nlohmann::json& out) const {
 
 void XcpQdisc::configure(const nlohmann::json& params) {
   ParamReader r(params, "queue.params");
-  XcpParams k = controller_.params();
+  XcpParams k = controller_->params();
   k.alpha = r.number_or("alpha", k.alpha, 0.0, 10.0);
   k.beta = r.number_or("beta", k.beta, 0.0, 10.0);
   k.gamma = r.number_or("gamma", k.gamma, 0.0, 1.0);
@@ -126,7 +133,7 @@ void XcpQdisc::configure(const nlohmann::json& params) {
                                 std::to_string(k.max_interval.seconds_f()) + ")");
   }
   // Validated as a whole before anything changes.
-  controller_.params() = k;
+  controller_->params() = k;
   pq_.set_min_window(k.min_queue_window);
   if (cap) {
     capacity_override_ = *cap / 8.0;

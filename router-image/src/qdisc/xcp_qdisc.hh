@@ -9,6 +9,7 @@
 // capacity estimate); 0 restores "C = link rate".
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,9 +26,16 @@ class FairnessStage;
 
 class XcpQdisc final : public Qdisc {
  public:
+  // Builds the port's control law around the port's spare bandwidth S = C − y.
+  using LawMaker = std::function<std::unique_ptr<XcpController>(std::unique_ptr<SpareBandwidth>)>;
+
   // `kind` is "xcp", or "xcpi" on an XCP-i router's ports (same port law;
   // the router adds the virtual routers, xcpi/xcpi_node.hh).
   XcpQdisc(QueueLimit limit, XcpParams params, uint64_t seed, std::string_view kind = "xcp");
+  // Another law behind the same queue, timers and stages ("ixcp",
+  // src/ixcp/ixcp_controller.hh).
+  XcpQdisc(QueueLimit limit, const LawMaker& make_law, const XcpParams& params, uint64_t seed,
+           std::string_view kind);
 
   std::string_view kind() const override { return kind_; }
   void set_capacity(xcp::Rate c) override;
@@ -40,8 +48,8 @@ class XcpQdisc final : public Qdisc {
   // C the controller uses (bytes/s).
   double xcp_capacity() const { return link_spare_->capacity(); }
   double persistent_queue() const { return pq_.value(); }
-  XcpController& controller() { return controller_; }
-  const XcpController& controller() const { return controller_; }
+  XcpController& controller() { return *controller_; }
+  const XcpController& controller() const { return *controller_; }
   void add_stage(std::unique_ptr<XcpStage> stage) { stages_.push_back(std::move(stage)); }
   // The XCP–TCP fairness dropper (params tcp_fairness, fairness_*), or null.
   const FairnessStage* fairness() const { return fairness_; }
@@ -56,7 +64,7 @@ class XcpQdisc final : public Qdisc {
 
   std::string_view kind_;
   LinkSpareBandwidth* link_spare_;  // owned by controller_
-  XcpController controller_;
+  std::unique_ptr<XcpController> controller_;
   PersistentQueue pq_;
   std::vector<std::unique_ptr<XcpStage>> stages_;
   uint64_t seed_;

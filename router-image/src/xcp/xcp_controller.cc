@@ -22,8 +22,8 @@ void XcpController::write_feedback(Packet& p, double fb_bytes) {
   p.xcp.feedback_bytes = v;
 }
 
-void XcpController::on_departure(Packet& p) {
-  if (!p.has_xcp() || p.xcp.format != xcp::Format::kStandard) return;
+bool XcpController::needs_feedback(Packet& p) {
+  if (!p.has_xcp() || p.xcp.format != xcp::Format::kStandard) return false;
   const xcp::XcpHeader& h = p.xcp;
   if (h.rtt_us == 0 || h.cwnd_bytes == 0) {
     // No RTT sample or window yet: this hop cannot size feedback, but it must
@@ -33,9 +33,15 @@ void XcpController::on_departure(Packet& p) {
       xcp::store_feedback(p.xcp_shim(), 0);
       p.xcp.feedback_bytes = 0;
     }
-    return;
+    return false;
   }
   ++counters_.feedback_packets;
+  return true;
+}
+
+void XcpController::on_departure(Packet& p) {
+  if (!needs_feedback(p)) return;
+  const xcp::XcpHeader& h = p.xcp;
   const DepartureFeedback f = compute_departure(state_, pools_, p.wire_bytes(), capped_rtt_s(h.rtt_us),
                                                 h.cwnd_bytes, h.feedback_bytes);
   if (f.lowers) {
@@ -55,7 +61,7 @@ const IntervalState& XcpController::on_timeout(double elapsed_s, double queue_by
   in.spare_bytes_per_s = spare_->spare(y);
   in.interval_override_s = interval_override_s;
   rtt_cap_s_ = params_.rtt_cap.seconds_f();
-  state_ = compute_interval(sums_, y, in, params_);
+  state_ = interval_state(y, in);
   // Pools do not carry over: the remainder of the last interval is discarded
   // (ns-2.35 xcpq.cc), the new interval starts with full pools.
   pools_ = {state_.r_pos, state_.r_neg};

@@ -7,6 +7,9 @@
 // packet leaving, on_timeout() every state().d seconds with the elapsed time
 // and the persistent queue. Time never enters otherwise, so tests and the
 // XCP-i virtual routers (which share their router's d and Q) drive it freely.
+//
+// iXCP (docs/protocol.md §5, src/ixcp/ixcp_controller.hh) is the one subclass: it
+// changes the law behind the same four calls, so the XCP queue drives either.
 #pragma once
 
 #include <cstdint>
@@ -36,27 +39,15 @@ struct XcpCounters {
 class XcpController {
  public:
   XcpController(XcpParams params, std::unique_ptr<SpareBandwidth> spare, uint64_t seed);
+  virtual ~XcpController() = default;
+  XcpController(XcpController&&) = default;
+  XcpController& operator=(XcpController&&) = default;
 
-  void on_arrival(const Packet& p) {
-    ++counters_.arrivals;
-    sums_.y_bytes += p.wire_bytes();
-    if (!p.has_xcp()) {
-      ++counters_.non_xcp;
-      return;
-    }
-    const xcp::XcpHeader& h = p.xcp;
-    if (h.format != xcp::Format::kStandard) {
-      ++counters_.minimal;
-      return;
-    }
-    if (h.rtt_us == 0 || h.cwnd_bytes == 0) return;
-    ++counters_.summed;
-    sums_.add_standard(p.wire_bytes(), capped_rtt_s(h.rtt_us), h.cwnd_bytes);
-  }
+  virtual void on_arrival(const Packet& p) { count_arrival(p); }
 
   // Writes this hop's feedback into a departing Standard packet's shim (and
   // p.xcp); leaves every other packet untouched.
-  void on_departure(Packet& p);
+  virtual void on_departure(Packet& p);
 
   // Control timeout: `elapsed_s` = T since the previous one, `queue_bytes` =
   // persistent queue Q. `interval_override_s` > 0 replaces SB/SA (XCP-i).
@@ -72,9 +63,35 @@ class XcpController {
   SpareBandwidth& spare() { return *spare_; }
 
   // Per-interval state for the control socket (names in QUEUES.md).
-  void report(nlohmann::json& out) const;
+  virtual void report(nlohmann::json& out) const;
 
- private:
+ protected:
+  // docs/protocol.md §2 sums of one arrival; true when it entered SA/SB/Ss.
+  bool count_arrival(const Packet& p) {
+    ++counters_.arrivals;
+    sums_.y_bytes += p.wire_bytes();
+    if (!p.has_xcp()) {
+      ++counters_.non_xcp;
+      return false;
+    }
+    const xcp::XcpHeader& h = p.xcp;
+    if (h.format != xcp::Format::kStandard) {
+      ++counters_.minimal;
+      return false;
+    }
+    if (h.rtt_us == 0 || h.cwnd_bytes == 0) return false;
+    ++counters_.summed;
+    sums_.add_standard(p.wire_bytes(), capped_rtt_s(h.rtt_us), h.cwnd_bytes);
+    return true;
+  }
+  // The control timeout's law over this interval's sums (the iXCP law
+  // overrides it and resets its own sums here); pools start from r_pos/r_neg.
+  virtual IntervalState interval_state(double y, const TimeoutInput& in) {
+    return compute_interval(sums_, y, in, params_);
+  }
+  // Departure of a Standard packet: false (and H_feedback capped at 0) when
+  // it has no H_rtt or H_cwnd, true when it needs this hop's feedback.
+  bool needs_feedback(Packet& p);
   double capped_rtt_s(uint32_t rtt_us) const {
     const double r = static_cast<double>(rtt_us) * 1e-6;
     return r < rtt_cap_s_ ? r : rtt_cap_s_;

@@ -1,6 +1,8 @@
 // Two XCP bottlenecks in series (Low's topology, seed 001): "long" flows
 // cross link 1 then link 2, "short" flows cross link 1 only. Exercises the
-// multi-hop rule that a router only ever lowers H_feedback.
+// multi-hop rule that a router only ever lowers H_feedback. With
+// `ixcp = true` both links run iXCP (ids 1 and 2) and every flow starts from
+// link 1's id, its access link.
 #pragma once
 
 #include <memory>
@@ -8,7 +10,7 @@
 
 #include "bottleneck.hh"
 #include "event_queue.hh"
-#include "qdisc/xcp_qdisc.hh"
+#include "qdisc/qdisc_factory.hh"
 #include "xcp_flow.hh"
 
 namespace xcprouter::sim {
@@ -20,17 +22,24 @@ struct ChainConfig {
   xcp::Duration hop = xcp::Duration::milliseconds(10);  // link 1 → link 2
   // to_receiver counts from the flow's last link; long flows also spend `hop`.
   FlowPath long_path, short_path;
+  bool ixcp = false;
 };
+
+inline std::unique_ptr<Qdisc> chain_queue(const ChainConfig& cfg, uint32_t link_id) {
+  nlohmann::json q = {{"kind", cfg.ixcp ? "ixcp" : "xcp"}, {"limit_packets", cfg.buffer_packets}};
+  if (cfg.ixcp) q["params"] = {{"link_id", link_id}};
+  return make_qdisc(q, link_id);
+}
 
 class TwoLinkChain {
  public:
   explicit TwoLinkChain(const ChainConfig& cfg)
       : long_flows_(cfg.long_flows),
         hop_(cfg.hop),
-        q1_({.packets = cfg.buffer_packets, .bytes = 0}, XcpParams{}, 1),
-        q2_({.packets = cfg.buffer_packets, .bytes = 0}, XcpParams{}, 2),
-        l1_(ev_, q1_, cfg.link1, [this](PacketPtr p, xcp::Timestamp t) { leave_link1(std::move(p), t); }),
-        l2_(ev_, q2_, cfg.link2,
+        q1_(chain_queue(cfg, 1)),
+        q2_(chain_queue(cfg, 2)),
+        l1_(ev_, *q1_, cfg.link1, [this](PacketPtr p, xcp::Timestamp t) { leave_link1(std::move(p), t); }),
+        l2_(ev_, *q2_, cfg.link2,
             [this](PacketPtr p, xcp::Timestamp t) { flows_[p->flow.sport]->on_delivered(*p, t); }) {
     for (size_t i = 0; i < cfg.long_flows + cfg.short_flows; ++i) {
       const FlowPath& path = i < cfg.long_flows ? cfg.long_path : cfg.short_path;
@@ -38,6 +47,7 @@ class TwoLinkChain {
                                                  [this](PacketPtr p, xcp::Timestamp t) {
                                                    return l1_.arrive(std::move(p), t);
                                                  }));
+      if (cfg.ixcp) flows_.back()->use_ixcp(1);
       flows_.back()->start(xcp::Timestamp::zero());
     }
   }
@@ -53,7 +63,8 @@ class TwoLinkChain {
     return bytes / (t1 - t0).seconds_f();
   }
   size_t flow_count() const { return flows_.size(); }
-  const XcpQdisc& queue(int link) const { return link == 1 ? q1_ : q2_; }
+  const Qdisc& queue(int link) const { return link == 1 ? *q1_ : *q2_; }
+  const XcpFlow& flow(size_t i) const { return *flows_[i]; }
 
  private:
   void leave_link1(PacketPtr p, xcp::Timestamp t) {
@@ -68,7 +79,7 @@ class TwoLinkChain {
   size_t long_flows_;
   xcp::Duration hop_;
   EventQueue ev_;
-  XcpQdisc q1_, q2_;
+  std::unique_ptr<Qdisc> q1_, q2_;
   Bottleneck l1_, l2_;
   std::vector<std::unique_ptr<XcpFlow>> flows_;
 };

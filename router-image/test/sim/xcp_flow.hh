@@ -6,6 +6,10 @@
 // No slow start, no additive increase. The first RTT sample comes from the
 // connection handshake, so the first data packet already carries H_rtt.
 //
+// iXCP (docs/protocol.md §5) after use_ixcp(id): packets carry the B block with
+// bottleneck_id = next_bottleneck_id = the flow's current id (first the access
+// link's), the receiver echoes next_bottleneck_id and the sender adopts it.
+//
 // Simplifications (test model, not the host stack): ACKs cross an
 // uncongested reverse path; a drop is signalled to the sender one RTT after
 // it happens (as three duplicate ACKs would be) and halves cwnd at most once
@@ -44,12 +48,21 @@ class XcpFlow {
     });
   }
 
+  void use_ixcp(uint32_t access_link_id) {
+    ixcp_ = true;
+    bottleneck_id_ = access_link_id;
+  }
+  uint32_t bottleneck_id() const { return bottleneck_id_; }
+
   // Receiver side: a data packet left the bottleneck and reaches the receiver.
   void on_delivered(Packet& p, xcp::Timestamp now) {
     const int32_t fb = testutil::wire_feedback(p);
+    const uint32_t next_id = ixcp_ ? testutil::wire_next_bottleneck_id(p) : 0;
     const xcp::Timestamp sent = p.arrival;
-    ev_.at(now + path_.to_receiver + path_.ack_return,
-           [this, fb, sent](xcp::Timestamp t) { on_ack(fb, sent, t); });
+    ev_.at(now + path_.to_receiver + path_.ack_return, [this, fb, next_id, sent](xcp::Timestamp t) {
+      if (ixcp_) bottleneck_id_ = next_id;
+      on_ack(fb, sent, t);
+    });
   }
 
   double cwnd() const { return cwnd_; }
@@ -62,7 +75,9 @@ class XcpFlow {
   void try_send(xcp::Timestamp now) {
     while (inflight_ + s_ <= std::max(cwnd_, static_cast<double>(s_))) {
       const uint32_t rtt_us = static_cast<uint32_t>(srtt_s_ * 1e6);
-      auto p = testutil::make_xcp_packet(s_, static_cast<uint32_t>(cwnd_), rtt_us, INT32_MAX);
+      auto p = ixcp_ ? testutil::make_ixcp_packet(s_, static_cast<uint32_t>(cwnd_), rtt_us, INT32_MAX,
+                                                  bottleneck_id_, bottleneck_id_)
+                     : testutil::make_xcp_packet(s_, static_cast<uint32_t>(cwnd_), rtt_us, INT32_MAX);
       p->flow.sport = id_;
       p->arrival = now;
       inflight_ += s_;
@@ -102,6 +117,8 @@ class XcpFlow {
   double inflight_ = 0;
   double srtt_s_ = 0;
   uint64_t losses_ = 0;
+  bool ixcp_ = false;
+  uint32_t bottleneck_id_ = 0;
   xcp::Timestamp last_cut_{};
   Send send_;
 };

@@ -1,0 +1,54 @@
+// The iXCP law of one output port (docs/protocol.md §5, seed 001): XCP's
+// controller whose shuffling acts only among the flows bottlenecked at this
+// link, recognised by the bottleneck_id of the B block, and which marks the
+// packets it limits with its link id (next_bottleneck_id). The XCP queue
+// drives it exactly as it drives XCP (xcp_qdisc.hh); the arithmetic is in
+// ixcp_law.hh, the choices in router-image/IXCP.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "ixcp/ixcp_law.hh"
+#include "xcp/xcp_controller.hh"
+
+namespace xcprouter {
+
+struct IxcpCounters {
+  uint64_t matching_packets = 0, matching_bytes = 0;          // bottleneck_id = ours, or no id
+  uint64_t non_matching_packets = 0, non_matching_bytes = 0;  // counted in y0
+  uint64_t no_block = 0;     // Standard arrivals without the B block (treated as matching)
+  uint64_t ids_written = 0;  // departures whose next_bottleneck_id this link set
+};
+
+class IxcpController final : public XcpController {
+ public:
+  // `link_id` is this output link's id (nonzero, from the plan).
+  IxcpController(XcpParams params, std::unique_ptr<SpareBandwidth> spare, uint64_t seed, uint32_t link_id);
+
+  void on_arrival(const Packet& p) override;
+  void on_departure(Packet& p) override;
+  void report(nlohmann::json& out) const override;
+
+  // Whether a Standard shim counts as bottlenecked here (IXCP.md).
+  bool matches(const xcp::XcpHeader& h) const {
+    return !h.has_ixcp() || h.bottleneck_id == 0 || h.bottleneck_id == link_id_;
+  }
+  uint32_t link_id() const { return link_id_; }
+  const ShuffleState& shuffle() const { return shuffle_; }
+  const Pools& shuffle_pools() const { return shuffle_pools_; }
+  const IxcpCounters& ixcp_counters() const { return ixcp_counters_; }
+
+ protected:
+  IntervalState interval_state(double y, const TimeoutInput& in) override;
+
+ private:
+  uint32_t link_id_;
+  double y0_bytes_ = 0;     // this interval's non-matching input
+  IntervalSums matching_;   // this interval's SA/Ss over matching packets
+  ShuffleState shuffle_;
+  Pools shuffle_pools_;
+  IxcpCounters ixcp_counters_;
+};
+
+}  // namespace xcprouter

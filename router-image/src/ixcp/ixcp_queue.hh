@@ -1,0 +1,20 @@
+// Builds the queue of an iXCP port: the XCP queue (buffer, timers,
+// persistent queue, optional fairness dropper) driven by an IxcpController.
+//
+// params: those of "xcp" (QUEUES.md) plus "link_id", the port's nonzero
+// 32-bit link id, fixed when the queue is built (the plan records it; a live
+// configure may not change it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "qdisc/qdisc.hh"
+
+namespace xcprouter {
+
+std::unique_ptr<Qdisc> make_ixcp_qdisc(QueueLimit limit, const nlohmann::json& params, uint64_t seed);
+
+}  // namespace xcprouter
