@@ -195,3 +195,23 @@ def test_transport_segment_after_the_shim(tmp_path: Path):
     assert "unknown flag bits" in r[3]["_ws.expert.message"]
     verbose = tshark("-r", str(path), "-V", "-c", "2")
     assert "xcplab transport segment" in verbose and "H_feedback (bytes): -1234" in verbose
+
+
+DOC = ROOT / "docs" / "captures.md"
+
+
+def _doc_packet() -> bytes:
+    """A data segment behind a shim with both blocks: the example of docs/captures.md."""
+    shim = bytes.fromhex("fe244103" "0000fa00" "00009c40" "ffffffcc" "00000000"
+                         "3e000000" "0a000201" "1a2b3c4d" "1a2b3c4d")
+    return ethernet(ipv4(shim + _segment(40001, 5201, 1424000, 1, 0x02, 1048576) + bytes(16),
+                         src="10.0.0.1", dst="10.0.3.2", ttl=62))
+
+
+def test_docs_show_what_tshark_prints(tmp_path: Path):
+    """docs/captures.md quotes `tshark -V` on this packet: the quote must stay true."""
+    path = tmp_path / "doc.pcapng"
+    write_pcapng(path, [_doc_packet()])
+    out = tshark("-r", str(path), "-V")
+    block = out[out.index("XCP shim (xcplab)"):].rstrip() + "\n"
+    assert block in DOC.read_text(), "docs/captures.md should quote:\n" + block
