@@ -329,4 +329,7 @@ def refusals(plan: Plan) -> list[str]:
     for e in plan.timeline:
         out += _event_refusals(e)
     out += _route_refusals(plan)
+    if plan.captures:
+        out.append(f"packet captures ({', '.join(c.id for c in plan.captures)}): ns-2 writes "
+                   "traces, not the frames dumpcap records; run them with the netns backend")
     return out

@@ -93,3 +93,13 @@ def test_too_much_disk_in_total():
         load_spec_text(_spec(*items), F)
     assert any("captures: the captures may write 6GB together" in str(p) and
                "at most 4GB per run" in str(p) for p in e.value.problems), e.value.problems
+
+
+def test_the_ns2_backend_refuses_captures_by_name():
+    from orchestrator.backends.ns2.mapping import refusals
+
+    plan = make_plan(load_spec_text(_spec("{link: core, direction: a_to_b}"), F),
+                     "t-20260101T000000-abcd")
+    assert [r for r in refusals(plan) if "captures" in r] == [
+        "packet captures (core.a_to_b): ns-2 writes traces, not the frames dumpcap records; "
+        "run them with the netns backend"]
