@@ -95,6 +95,23 @@ TEST(RttEstimator, NewSampleResetsBackoff) {
   EXPECT_EQ(e.rto(), ms(250));
 }
 
+TEST(RttEstimator, KeptBackoffSurvivesSamplesUntilEnded) {
+  // ns-2's rule (keep_backoff_until_new_data): samples still move SRTT and RTTVAR,
+  // the doubled RTO stays until the transport sees new data ACKed.
+  RttConfig cfg;
+  cfg.keep_backoff_until_new_data = true;
+  RttEstimator e(cfg);
+  e.on_sample(ms(100));
+  e.on_timeout();
+  e.on_timeout();
+  e.on_sample(ms(100));
+  EXPECT_EQ(e.backoff_count(), 2u);
+  EXPECT_EQ(e.rto(), ms(1000));  // 250 ms from the estimator, doubled twice
+  e.end_backoff();
+  EXPECT_EQ(e.backoff_count(), 0u);
+  EXPECT_EQ(e.rto(), ms(250));
+}
+
 TEST(RttEstimator, NonPositiveSampleClampedToGranularity) {
   RttEstimator e;
   e.on_sample(Duration::zero());

@@ -43,6 +43,7 @@ ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
   if (o.mss != 0) c.mss_bytes = o.mss;
   if (o.window_bytes != 0) c.send_buffer_bytes = o.window_bytes;
   c.delayed_ack = o.delayed_ack;
+  c.rtt.keep_backoff_until_new_data = o.rto_backoff_until_new_data;
   c.connect_timeout = o.connect_timeout;
   c.idle_timeout = o.idle_timeout;
   if (o.xcpi) {

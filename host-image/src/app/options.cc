@@ -58,6 +58,8 @@ std::string_view usage_text() {
          "      --cport PORT        client: first local port (default random)\n"
          "      --connect-timeout S client: give up on SYN after S seconds (default 5)\n"
          "      --no-delayed-ack    acknowledge every segment\n"
+         "      --rto-backoff WHEN  sample (default): the timeout back-off ends at the next RTT sample\n"
+         "                          (Linux); new-data: only once data sent after the timeout is ACKed (ns-2)\n"
          "      --ttl N             IP TTL of sent packets (default 64 with --xcpi, else the kernel's)\n"
          "      --idle-timeout S    drop a connection silent for S seconds (default 30; 0 = never)\n"
          "      --xcpi              send the XCP-i block (xcp_ttl = IP TTL, last_xcp_router = us)\n"
@@ -147,6 +149,10 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       o.install_icmp_filter = true;
     } else if (a == "--no-delayed-ack") {
       o.delayed_ack = false;
+    } else if (a == "--rto-backoff") {
+      auto v = value(a);
+      if (!v || (*v != "sample" && *v != "new-data")) return need(a, "sample or new-data");
+      o.rto_backoff_until_new_data = *v == "new-data";
     } else if (a == "--mss") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;

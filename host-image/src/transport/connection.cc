@@ -189,6 +189,7 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
         ev.rtt_sample = xcp::Duration::microseconds(wire_timestamp_us(now) - seg.ts_ecr_us);
         rtt_.on_sample(*ev.rtt_sample);
       }
+      if (cfg_.rtt.keep_backoff_until_new_data && seg.ack > backoff_held_until_) rtt_.end_backoff();
       rto_deadline_ = board_.outstanding_bytes() > 0 ? now + rtt_.rto() : xcp::Timestamp::max();
     }
   }

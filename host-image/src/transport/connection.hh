@@ -167,6 +167,9 @@ class Connection final : private ReceiveSink {
   // Both SYNs permitted SACK: our receiver sends SACK blocks.
   bool sack_ok_ = false;
   uint32_t consecutive_timeouts_ = 0;
+  // snd_nxt when the last RTO fired: an ACK beyond it covers data first sent after
+  // the timeout, which ends the back-off under RttConfig::keep_backoff_until_new_data.
+  uint64_t backoff_held_until_ = 0;
   // Last retransmission of the segment at snd_una and its ts_val: an ACK
   // echoing a later ts_val while snd_una has not moved means it was lost.
   std::optional<uint64_t> head_retx_seq_;

@@ -122,6 +122,7 @@ void Connection::on_retransmission_timeout(xcp::Timestamp now) {
     abort(now, ConnError::kTimedOut);
     return;
   }
+  backoff_held_until_ = board_.snd_nxt();
   board_.on_timeout();
   cc_->on_timeout(now);
   // Everything outstanding goes again from snd_una, in every mode (ns-2's

@@ -30,8 +30,9 @@ void RttEstimator::on_sample(Duration rtt) {
   // RTO <- SRTT + max(G, K*RTTVAR), K = 4.
   base_rto_ = srtt_ + std::max(cfg_.timer_granularity, Duration::nanoseconds(4 * rttvar_.ns()));
   // A fresh sample means the path answers again: drop the back-off
-  // (RFC 6298 (5.7) discussion; what every deployed stack does).
-  backoffs_ = 0;
+  // (RFC 6298 (5.7) discussion; what every deployed stack does), unless the
+  // transport ends it itself (keep_backoff_until_new_data, ns-2's rule).
+  if (!cfg_.keep_backoff_until_new_data) backoffs_ = 0;
 }
 
 void RttEstimator::on_timeout() {

@@ -27,6 +27,14 @@ struct RttConfig {
   // ticks of tcpTick_ = 10 ms (its RTTVAR never drops below one tick's
   // worth); Linux floors the term at 200 ms. We keep ns-2's margin.
   xcp::Duration timer_granularity = xcp::Duration::milliseconds(10);
+  // When the timeout back-off ends. false: at the next valid RTT sample (Linux,
+  // and RFC 6298 (5.7)'s note), which with timestamps is the ACK of the first
+  // retransmission. true: only when the transport calls end_backoff(), which it
+  // does once an ACK covers data first sent after the timeout: ns-2.35's
+  // TcpAgent (`t_backoff_ = 1` when rtt_seq_ is ACKed; ts_resetRTO_ false), so a
+  // loss among the go-back-N resends waits 2·RTO, then 4·RTO. Seed 000's
+  // Fig. 2 (c) depth depends on it (docs/ns2-backend.md).
+  bool keep_backoff_until_new_data = false;
 };
 
 class RttEstimator {
@@ -34,11 +42,14 @@ class RttEstimator {
   explicit RttEstimator(RttConfig cfg = {});
 
   // A valid RTT sample (Karn-clean). Updates SRTT/RTTVAR (gains 1/8, 1/4),
-  // recomputes RTO and clears any timeout back-off (RFC 6298 (5.7) note).
+  // recomputes RTO and clears any timeout back-off (RFC 6298 (5.7) note) unless
+  // the config keeps it until new data is ACKed.
   // Non-positive samples are clamped to G.
   void on_sample(xcp::Duration rtt);
   // The retransmission timer expired: RTO doubles, capped at max_rto (RFC 6298 (5.5)).
   void on_timeout();
+  // Drops the back-off (with keep_backoff_until_new_data, on_sample no longer does).
+  void end_backoff() { backoffs_ = 0; }
 
   bool has_sample() const { return has_sample_; }
   xcp::Duration srtt() const { return srtt_; }          // zero before the first sample

@@ -65,6 +65,9 @@ NS2_DEFAULTS_READ: dict[tuple[str, str], Any] = {
     ("Agent/TCP", "timestamps_"): "false",
     ("Agent/TCP", "tcpTick_"): None,  # timer granularity (s)
     ("Agent/TCP", "minrto_"): None,  # RTO floor (s)
+    # false: the RTO back-off lasts until new data is ACKed, not until the next timestamp
+    # sample (xcpperf's default, Linux's; `xcpperf --rto-backoff new-data` is ns-2's)
+    ("Agent/TCP", "ts_resetRTO_"): None,
     ("Agent/TCP", "maxrto_"): None,
     ("Agent/TCP", "windowInit_"): None,  # initial window (packets)
     ("Agent/TCP", "maxburst_"): None,  # 0 = no cap on a burst
