@@ -68,6 +68,8 @@ def stage_measurement(key: str) -> str | None:
     k = key.lower()
     if "fair" in k:
         return "fairness"
+    if k == "ixcp":
+        return "ixcp"
     if "xcpi" in k or "xcp_i" in k or "virtual" in k or "estimat" in k:
         return "xcpi"
     return None

@@ -35,7 +35,8 @@ class Sampler:
 
     def sample(self, t_s: float) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {"link": [], "engine": [], "flow": [],
-                                                "xcpi": [], "fairness": [], "procs": []}
+                                                "xcpi": [], "fairness": [], "ixcp": [],
+                                                "procs": []}
         for g in self.groups:
             if g.control is None:
                 continue

@@ -33,6 +33,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     # engine's qdisc stage reports, in long form so new fields need no schema change.
     "xcpi": ("t_s", "node", "port", "link", "key", "value"),
     "fairness": ("t_s", "node", "port", "link", "key", "value"),
+    # iXCP ports (y0, matching / non-matching traffic, the shuffle pools; QUEUES.md
+    # "ixcp"), long form like the two above.
+    "ixcp": ("t_s", "node", "port", "link", "key", "value"),
     # Flow tools (xcpperf, iperf3), per interval: `proc` is the process table's key
     # ("f1.client", "f1.server"), cumulative `cpu_s` (user + system, all threads),
     # `sched_wait_s` (runnable but waiting for a CPU) and `sched_slices` (times run).
@@ -48,5 +51,6 @@ TAGS: dict[str, tuple[str, ...]] = {
     "engine": ("node",),
     "xcpi": ("node", "port", "link", "key"),
     "fairness": ("node", "port", "link", "key"),
+    "ixcp": ("node", "port", "link", "key"),
     "procs": ("proc", "flow", "kind", "tool"),
 }

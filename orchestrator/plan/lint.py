@@ -10,7 +10,7 @@ import itertools
 
 from xcplab_contract.plan import Direction, Plan
 
-XCP_KINDS = ("xcp", "xcpi")  # queue kinds that give XCP feedback (ixcp later)
+XCP_KINDS = ("xcp", "xcpi", "ixcp")  # queue kinds that give XCP feedback
 
 
 def _forward_dirs(plan: Plan, path: tuple[str, ...]) -> list[Direction]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.plan import addressing, engine, tools, xcpi
+from orchestrator.plan import addressing, engine, ixcp, tools, xcpi
 from orchestrator.plan.captures import plan_captures
 from orchestrator.plan.routing import Hop, all_routes
 from orchestrator.plan.timeline import build_timeline
@@ -66,6 +66,7 @@ class Planner:
         # Precomputed: 1000-node plans ask for these hundreds of thousands of times.
         self._addr = {key: addressing.address(key[1], i.end) for key, i in self.ifs.items()}
         self._subnet = [addressing.subnet(k) for k in range(len(spec.links))]
+        self._ixcp_ids = ixcp.link_ids(self)
 
     # -- helpers ---------------------------------------------------------
     def addr(self, node: str, k: int) -> str:
@@ -127,9 +128,11 @@ class Planner:
         stage: Stage = "egress" if sender in self.routers else "ingress"
         router = sender if stage == "egress" else receiver
         bdp = engine.bdp_bytes(d.capacity_bps, rtt_s)
+        queue = ixcp.with_link_id(engine.make_queue(d.queue, d.buffer, bdp),
+                                  self._ixcp_ids.get((k, sender)))
         return Direction(
             src=sender, dst=receiver, capacity_bps=d.capacity_bps,
-            delay_us=round(d.delay_s * 1e6), queue=engine.make_queue(d.queue, d.buffer, bdp),
+            delay_us=round(d.delay_s * 1e6), queue=queue,
             loss=engine.make_loss(d.loss), up=d.up, emulated_by=router,
             port=naming.port_name(router, self.ifs[(router, k)].ifname), stage=stage,
             rtt_s=rtt_s, bdp_bytes=bdp)
@@ -228,7 +231,10 @@ class Planner:
                  client_argv=tools.client_argv(f, src_addr, dst_addr,
                                                self.spec.metrics_interval_s,
                                                xcpi=bool(self._xcpi_routers)
-                                               and f.proto in xcpi.XCPI_PROTOS),
+                                               and f.proto in xcpi.XCPI_PROTOS,
+                                               ixcp_link_id=ixcp.access_link_id(
+                                                   fwd.dirs, self._ixcp_ids)
+                                               if f.proto == "xcp" else None),
                  recovery=f.recovery, delayed_ack=f.delayed_ack)
             for f, fwd, src_addr, dst_addr, rtt in flow_rows)
         return Plan(

@@ -39,8 +39,11 @@ def server_argv(flow: RFlow, dst_addr: str) -> tuple[str, ...]:
 
 
 def client_argv(flow: RFlow, src_addr: str, dst_addr: str,
-                metrics_interval_s: float, xcpi: bool = False) -> tuple[str, ...]:
-    """`xcpi`: the sender writes the XCP-i block (a plan with XCP-i routers)."""
+                metrics_interval_s: float, xcpi: bool = False,
+                ixcp_link_id: int | None = None) -> tuple[str, ...]:
+    """`xcpi`: the sender writes the XCP-i block (a plan with XCP-i routers);
+    `ixcp_link_id`: it writes the iXCP block starting from this access link id
+    (orchestrator/plan/ixcp.py)."""
     if flow.tool == "xcpperf":
         argv = ["xcpperf", "-c", dst_addr, "-p", str(flow.port), "--json-stream",
                 "-i", f"{metrics_interval_s:g}", "--cc", flow.proto]
@@ -55,6 +58,8 @@ def client_argv(flow: RFlow, src_addr: str, dst_addr: str,
             argv += ["--loss-recovery", flow.recovery]
         if xcpi:
             argv += ["--xcpi"]
+        if ixcp_link_id is not None:
+            argv += ["--ixcp-link-id", str(ixcp_link_id)]
     else:
         argv = ["iperf3", "-c", dst_addr, "-B", src_addr, "-p", str(flow.port), "-J",
                 "-i", _iperf3_interval(metrics_interval_s)]

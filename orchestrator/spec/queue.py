@@ -8,7 +8,8 @@ left to the engine's defaults. `params:` passes raw engine params through
 
 XCP-i, iXCP and the XCP-TCP fairness dropper slot in by adding their kind to
 `QueueKind` and their fields to `KIND_FIELDS`; the fairness dropper is an option of the
-XCP-family kinds: `queue: {kind: xcp, tcp_fairness: true}` (FAIRNESS_FIELDS).
+XCP-family kinds: `queue: {kind: xcp, tcp_fairness: true}` (FAIRNESS_FIELDS). `ixcp`
+takes XCP's fields; its per-port link ids are the planner's (orchestrator/plan/ixcp.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pydantic_core import CoreSchema
 
 from orchestrator.spec.types import Duration, Rate
 
-QueueKind = Literal["droptail", "red", "xcp", "xcpi"]
+QueueKind = Literal["droptail", "red", "xcp", "xcpi", "ixcp"]
 
 # spec field -> engine param name, per kind.
 KIND_FIELDS: dict[str, dict[str, str]] = {
@@ -43,6 +44,9 @@ KIND_FIELDS: dict[str, dict[str, str]] = {
 }
 # An XCP-i router's ports run the XCP port law: the same engine params.
 KIND_FIELDS["xcpi"] = dict(KIND_FIELDS["xcp"])
+# iXCP (docs/protocol.md §5) changes the port law, not its knobs: XCP's params; the planner
+# adds each port's `link_id` (orchestrator/plan/ixcp.py).
+KIND_FIELDS["ixcp"] = dict(KIND_FIELDS["xcp"])
 
 # XCP-i options (docs/protocol.md §4) are the router's, not a port's: they go to the engine
 # config's router-level `xcpi` object (router-image/CONFIG.md), not to queue params.
@@ -59,7 +63,7 @@ XCPI_ORACLE_FIELDS: dict[str, str] = {"estimate_error": "error", "estimate_perio
 XCPI_CHIRP_FIELDS: dict[str, str] = {"probe_overhead": "overhead", "probe_size": "packet_bytes"}
 # XCP-TCP fairness dropper (docs/protocol.md §6, seed 004) on XCP-family queues: the
 # `tcp_fairness:` object's fields -> the engine's flat queue params (QUEUES.md "xcp").
-FAIRNESS_KINDS = ("xcp", "xcpi")
+FAIRNESS_KINDS = ("xcp", "xcpi", "ixcp")
 FAIRNESS_FIELDS: dict[str, str] = {
     "zombie_entries": "fairness_zombie_entries", "delta": "fairness_delta",
     "replacement": "fairness_replacement", "inspect": "fairness_inspect",
@@ -146,7 +150,7 @@ class QueueSpec(BaseModel):
     probe_overhead: float | None = Field(default=None, ge=0.001, le=0.5)
     cloud_queue: bool | None = None
     probe_size: int | None = Field(default=None, ge=100, le=1500)
-    # xcp, xcpi: XCP-TCP fairness dropper (FAIRNESS_FIELDS)
+    # xcp, xcpi, ixcp: XCP-TCP fairness dropper (FAIRNESS_FIELDS)
     tcp_fairness: TcpFairnessSpec | None = None
     # raw engine params, merged last
     params: dict[str, Any] = Field(default_factory=dict)

@@ -38,7 +38,7 @@ CASES = [
      [f"{F}:4: nodes.h1.role: 'hots' is not valid; valid: host or router"]),
     ("bad queue kind",
      edit(("queue: xcp", "queue: xcpp")),
-     [f"{F}:6: nodes.r1.queue: 'xcpp' is not valid; valid: droptail, red, xcp or xcpi"]),
+     [f"{F}:6: nodes.r1.queue: 'xcpp' is not valid; valid: droptail, red, xcp, xcpi or ixcp"]),
     ("negative delay",
      edit(("delay: 10ms", "delay: -10ms")),
      [f"{F}:10: links[1].delay: '-10ms': a duration must be >= 0"]),
