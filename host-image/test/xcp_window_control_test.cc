@@ -57,6 +57,18 @@ TEST(XcpWindowControl, FeedbackAppliedExactlyOncePerAckIncludingDuplicates) {
   EXPECT_EQ(x.feedback_applied_bytes(), 700);
 }
 
+TEST(XcpWindowControl, FeedbackFromNewAcksOnlyDropsTheDuplicatesFeedback) {
+  // ns-2.35's XcpAgent applies H_reverse_feedback in recv_newack_helper only.
+  CcConfig c = config();
+  c.feedback_on_new_acks_only = true;
+  XcpWindowControl x(c);
+  x.on_ack(ack_with(500));
+  x.on_ack(ack_with(500, /*duplicate=*/true));
+  x.on_ack(ack_with(-300, /*duplicate=*/true));
+  EXPECT_EQ(x.wire_cwnd_bytes(), 1500u);  // one packet + the new ACK's 500
+  EXPECT_EQ(x.feedback_applied_bytes(), 500);
+}
+
 TEST(XcpWindowControl, WindowIsInitialPlusSumOfFeedback) {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int32_t> fb(-200, 400);

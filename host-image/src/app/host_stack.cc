@@ -44,6 +44,7 @@ ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
   if (o.window_bytes != 0) c.send_buffer_bytes = o.window_bytes;
   c.delayed_ack = o.delayed_ack;
   c.rtt.keep_backoff_until_new_data = o.rto_backoff_until_new_data;
+  c.xcp_feedback_new_acks_only = o.xcp_feedback_new_acks_only;
   c.connect_timeout = o.connect_timeout;
   c.idle_timeout = o.idle_timeout;
   if (o.xcpi) {

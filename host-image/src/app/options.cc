@@ -60,6 +60,8 @@ std::string_view usage_text() {
          "      --no-delayed-ack    acknowledge every segment\n"
          "      --rto-backoff WHEN  sample (default): the timeout back-off ends at the next RTT sample\n"
          "                          (Linux); new-data: only once data sent after the timeout is ACKed (ns-2)\n"
+         "      --xcp-feedback FROM all-acks (default): apply every ACK's XCP feedback; new-acks:\n"
+         "                          only from ACKs of new data, duplicates' dropped (ns-2's XcpAgent)\n"
          "      --ttl N             IP TTL of sent packets (default 64 with --xcpi, else the kernel's)\n"
          "      --idle-timeout S    drop a connection silent for S seconds (default 30; 0 = never)\n"
          "      --xcpi              send the XCP-i block (xcp_ttl = IP TTL, last_xcp_router = us)\n"
@@ -153,6 +155,10 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       auto v = value(a);
       if (!v || (*v != "sample" && *v != "new-data")) return need(a, "sample or new-data");
       o.rto_backoff_until_new_data = *v == "new-data";
+    } else if (a == "--xcp-feedback") {
+      auto v = value(a);
+      if (!v || (*v != "all-acks" && *v != "new-acks")) return need(a, "all-acks or new-acks");
+      o.xcp_feedback_new_acks_only = *v == "new-acks";
     } else if (a == "--mss") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;

@@ -41,6 +41,7 @@ struct Options {
   bool install_icmp_filter = false;
   bool delayed_ack = true;
   bool rto_backoff_until_new_data = false;  // --rto-backoff new-data
+  bool xcp_feedback_new_acks_only = false;  // --xcp-feedback new-acks
   uint32_t mss = 0;                  // 0 = default (MTU 1500)
   uint64_t window_bytes = 0;         // send buffer per stream; 0 = default
   uint16_t cport = 0;                // first local port (client); 0 = random

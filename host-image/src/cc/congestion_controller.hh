@@ -51,6 +51,10 @@ struct CcConfig {
   // last_xcp_router = xcpi_sender_ipv4 (host byte order).
   uint8_t xcpi_ip_ttl = 0;
   uint32_t xcpi_sender_ipv4 = 0;
+  // XCP: apply H_reverse_feedback only from ACKs that acknowledge something new, as
+  // ns-2.35's XcpAgent does (recv_newack_helper; a duplicate ACK's feedback is
+  // dropped). false (the default): every ACK's feedback, duplicates included.
+  bool feedback_on_new_acks_only = false;
 };
 
 // What the transport knows when an ACK arrives.

@@ -75,8 +75,10 @@ void XcpWindowControl::fill_header(xcp::XcpHeader& h, xcp::Duration srtt, bool a
 }
 
 void XcpWindowControl::on_ack(const AckEvent& ack) {
-  cwnd_wire_ = std::max<int64_t>(cwnd_wire_ + ack.reverse_feedback_bytes, s_);
-  feedback_total_ += ack.reverse_feedback_bytes;
+  if (!(cfg_.feedback_on_new_acks_only && ack.duplicate)) {
+    cwnd_wire_ = std::max<int64_t>(cwnd_wire_ + ack.reverse_feedback_bytes, s_);
+    feedback_total_ += ack.reverse_feedback_bytes;
+  }
   if (cfg_.ixcp_access_link_id && ack.echoed_next_bottleneck_id) bottleneck_id_ = *ack.echoed_next_bottleneck_id;
   // After a timeout the fallback ends with the first new data ACKed outside
   // recovery, unless the transport ends it explicitly first.

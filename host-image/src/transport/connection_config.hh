@@ -40,6 +40,8 @@ struct ConnectionConfig {
   uint32_t xcpi_sender_ipv4 = 0;
   // iXCP sender duty (docs/protocol.md §5): id of our access link.
   std::optional<uint32_t> ixcp_access_link_id;
+  // XCP: feedback from new ACKs only (CcConfig::feedback_on_new_acks_only, ns-2's XcpAgent).
+  bool xcp_feedback_new_acks_only = false;
 
   // Shim blocks our data packets carry beyond the Standard shim (8 bytes each).
   uint32_t shim_block_bytes() const { return (xcpi_ip_ttl != 0 ? 8u : 0u) + (ixcp_access_link_id ? 8u : 0u); }
@@ -55,6 +57,7 @@ struct ConnectionConfig {
     c.xcpi_ip_ttl = xcpi_ip_ttl;
     c.xcpi_sender_ipv4 = xcpi_sender_ipv4;
     c.ixcp_access_link_id = ixcp_access_link_id;
+    c.feedback_on_new_acks_only = xcp_feedback_new_acks_only;
     return c;
   }
 };
