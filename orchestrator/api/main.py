@@ -14,6 +14,7 @@ from orchestrator.api.body_limit import BodyLimit
 from orchestrator.api.deps import get_settings
 from orchestrator.api.progress_hub import ProgressHub
 from orchestrator.api.routes import experiments, health, runs, sweeps
+from orchestrator.api.web import install as install_web
 from orchestrator.service.app_state import Service
 from orchestrator.service.runfn import RunFunction
 
@@ -45,4 +46,5 @@ def create_app(*, run_fn: RunFunction | None = None, start_scheduler: bool = Tru
     app.add_middleware(BodyLimit)
     for module in (health, experiments, runs, sweeps):
         app.include_router(module.router, prefix=API_PREFIX)
+    install_web(app)  # the pages under /ui (docs/web.md)
     return app

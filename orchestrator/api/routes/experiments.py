@@ -11,9 +11,11 @@ from fastapi.concurrency import run_in_threadpool
 from sse_starlette.sse import EventSourceResponse
 
 from orchestrator.api.deps import DB, CurrentUser, ProgressHubDep, ServiceDep, SpecBody, StreamUser
+from orchestrator.api.progress_hub import ProgressHub
 from orchestrator.api.schemas import ExperimentOut, ExperimentPage, Submitted
 from orchestrator.service import experiments
-from orchestrator.service.models import TERMINAL, State
+from orchestrator.service.app_state import Service
+from orchestrator.service.models import TERMINAL, State, User
 from orchestrator.service.specs import check_spec
 
 # Past this no page exists; bounded so the database never sees an integer it cannot
@@ -80,6 +82,12 @@ async def follow(exp_id: str, user: StreamUser, service: ServiceDep,
     """Live progress as server-sent events: one `progress` event per change, `end` when done.
     The first snapshot is read with the caller's rights; later ones come from the
     service's one progress poller, so a follower holds no connection and costs no query."""
+    return await progress_events(exp_id, user, service, hub)
+
+
+async def progress_events(exp_id: str, user: User, service: Service,
+                          hub: ProgressHub) -> EventSourceResponse:
+    """The stream `follow` answers, for USER (also the web pages' cookie-authenticated one)."""
 
     def snapshot() -> ExperimentOut:
         with service.sessions() as db:

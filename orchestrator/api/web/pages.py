@@ -1,0 +1,286 @@
+"""The pages of the web interface. Handlers are thin: each calls the service layer
+(orchestrator.service) as the /api/v1 routes do and renders a template; domain
+errors become an error page in one place (`PageRoute`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
+from fastapi.responses import FileResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
+from fastapi.templating import Jinja2Templates
+from sqlalchemy.orm import Session
+from sse_starlette.sse import EventSourceResponse
+
+from orchestrator.api.deps import DB, ProgressHubDep, ServiceDep
+from orchestrator.api.errors import status_of
+from orchestrator.api.routes.experiments import progress_events
+from orchestrator.api.schemas import ExperimentOut
+from orchestrator.api.web import views
+from orchestrator.api.web.session import (
+    COOKIE,
+    CurrentPageUser,
+    LoginRequired,
+    PageUser,
+    check_csrf,
+    clear_login,
+    same_origin,
+    set_login,
+)
+from orchestrator.service import experiments, results
+from orchestrator.service.app_state import Service
+from orchestrator.service.errors import NotFound, Unauthorized
+from orchestrator.service.models import TERMINAL, Experiment, State
+from orchestrator.service.specs import check_spec
+from orchestrator.service.users import authenticate
+from xcplab_contract.errors import SpecError, XcplabError
+
+TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
+PAGE_SIZE = 25
+
+
+def _local_time(t: dt.datetime | None) -> str:
+    if t is None:
+        return ""
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+TEMPLATES.env.filters["when"] = _local_time
+
+
+def render(request: Request, name: str, status_code: int = 200, **context: Any) -> Response:
+    return TEMPLATES.TemplateResponse(request, name, context, status_code=status_code)
+
+
+class PageRoute(APIRoute):
+    """Pages answer HTML: no login is a redirect to the form, a domain error its page."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def page(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except LoginRequired as e:
+                return RedirectResponse(f"/ui/login?next={_quote(e.next_path)}", status_code=303)
+            except XcplabError as e:
+                return render(request, "error.html", status_code=status_of(e), user=None,
+                              status=status_of(e), message=str(e))
+
+        return page
+
+
+def _quote(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(path, safe="/")
+
+
+def _safe_next(nxt: str | None) -> str:
+    """Only a path of this interface (no open redirect to another site)."""
+    if nxt and nxt.startswith("/ui/") and not nxt.startswith("//"):
+        return nxt
+    return "/ui/"
+
+
+router = APIRouter(route_class=PageRoute, include_in_schema=False)
+
+
+@router.get("/login")
+def login_form(request: Request, next: str | None = None) -> Response:
+    return render(request, "login.html", user=None, next=_safe_next(next), error=None)
+
+
+@router.post("/login")
+def login(request: Request, db: DB, token: Annotated[str, Form(max_length=200)],
+          next: Annotated[str, Form(max_length=2000)] = "/ui/") -> Response:
+    if not same_origin(request):
+        raise Unauthorized("login form posted from another site")
+    try:
+        authenticate(db, token.strip())
+    except Unauthorized as e:
+        return render(request, "login.html", status_code=401, user=None, next=_safe_next(next),
+                      error=str(e))
+    response = RedirectResponse(_safe_next(next), status_code=303)
+    set_login(response, request, token.strip())
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, pu: CurrentPageUser,
+           csrf: Annotated[str | None, Form()] = None) -> Response:
+    check_csrf(request, pu.token, csrf)
+    response = RedirectResponse("/ui/login", status_code=303)
+    clear_login(response)
+    return response
+
+
+@router.get("/")
+def history(request: Request, pu: CurrentPageUser, db: DB, state: State | None = None,
+            page: Annotated[int, Query(ge=1, le=100_000)] = 1) -> Response:
+    rows, total = experiments.list_(db, pu.user, state=state, limit=PAGE_SIZE,
+                                    offset=(page - 1) * PAGE_SIZE)
+    return render(request, "history.html", user=pu, runs=[ExperimentOut.of(e) for e in rows],
+                  positions=views.queue_positions(db, rows), total=total, page=page,
+                  pages=max(1, -(-total // PAGE_SIZE)), state=state.value if state else "",
+                  states=[s.value for s in State], terminal=TERMINAL)
+
+
+def _submit_form(request: Request, pu: PageUser, service: Service, *, status_code: int = 200,
+                 **context: Any) -> Response:
+    values: dict[str, Any] = {"spec": "", "overrides": "", "pool": service.settings.default_pool,
+              "example": "", "lines": None, "problems": [], "error": None, "valid": None}
+    values.update(context)
+    return render(request, "submit.html", status_code=status_code, user=pu,
+                  examples=views.examples(), pools=sorted(service.settings.pools), **values)
+
+
+@router.get("/submit")
+def submit_form(request: Request, pu: CurrentPageUser, service: ServiceDep,
+                example: Annotated[str | None, Query(max_length=300)] = None) -> Response:
+    text = ""
+    if example:
+        found = views.example_text(example)
+        if found is None:
+            raise NotFound("example", example)
+        text = found
+    return _submit_form(request, pu, service, spec=text, example=example or "")
+
+
+@router.post("/submit")
+async def submit(request: Request, pu: CurrentPageUser, db: DB, service: ServiceDep,
+                 csrf: Annotated[str | None, Form()] = None,
+                 spec: Annotated[str, Form()] = "",
+                 upload: Annotated[UploadFile | None, File()] = None,
+                 overrides: Annotated[str, Form()] = "",
+                 pool: Annotated[str, Form(max_length=64)] = "",
+                 action: Annotated[str, Form()] = "submit") -> Response:
+    check_csrf(request, pu.token, csrf)
+    body = spec.encode()
+    if upload is not None and upload.filename:
+        body = await upload.read(service.settings.max_spec_bytes + 1)
+    sets = [s.strip() for s in overrides.splitlines() if s.strip()]
+    shown = body.decode("utf-8", errors="replace")
+    form: dict[str, Any] = {"spec": shown, "overrides": overrides, "pool": pool}
+    try:
+        if action == "validate":
+            checked = check_spec(body, service.settings, overrides=sets)
+            return _submit_form(request, pu, service, valid=(
+                f"valid: {checked.name}, {checked.nodes} nodes, {checked.flows} flows, "
+                f"{checked.duration_s:g} s"), **form)
+        service.limiter.take(pu.user.id)
+        pool_name = experiments.resolve_pool(service.settings, pool or None)
+        checked = check_spec(body, service.settings, overrides=sets)
+        exp = experiments.submit(db, pu.user, checked, pool=pool_name, overrides=sets)
+        db.commit()
+    except SpecError as e:
+        return _submit_form(request, pu, service, status_code=422, **form,
+                            lines=views.annotated_lines(shown, e.problems),
+                            problems=[str(p) for p in e.problems], error=str(e))
+    except XcplabError as e:
+        return _submit_form(request, pu, service, status_code=status_of(e), **form,
+                            error=str(e))
+    service.scheduler.wake()
+    return RedirectResponse(f"/ui/runs/{exp.id}", status_code=303)
+
+
+def _experiment(db: Session, pu: PageUser, run_id: str) -> Experiment:
+    return experiments.get(db, pu.user, run_id)
+
+
+@router.get("/runs/{run_id}")
+def run_page(request: Request, run_id: str, pu: CurrentPageUser, db: DB) -> Response:
+    exp = _experiment(db, pu, run_id)
+    out = ExperimentOut.of(exp)
+    if exp.state not in TERMINAL:
+        pos = views.queue_positions(db, [exp]).get(exp.id)
+        return render(request, "live.html", user=pu, run=out, position=pos)
+    summary: dict[str, Any] | None = None
+    plots: list[str] = []
+    note = None
+    try:
+        summary = results.summary(exp)
+        rd = results.run_dir(exp)
+        plots = sorted(p.name for p in (rd / "plots").glob("*.png")
+                       if views.PLOT_NAME.match(p.name))
+    except XcplabError as e:
+        note = str(e)
+    has_archive = bool(exp.archive_path and Path(exp.archive_path).is_file())
+    return render(request, "result.html", user=pu, run=out, summary=summary, note=note,
+                  tables=views.result_tables(summary or {}),
+                  fidelity=views.fidelity(summary or {}), plots=plots,
+                  spec_text=exp.spec_text, has_archive=has_archive)
+
+
+@router.post("/runs/{run_id}/cancel")
+def cancel(request: Request, run_id: str, pu: CurrentPageUser, db: DB, service: ServiceDep,
+           csrf: Annotated[str | None, Form()] = None) -> Response:
+    check_csrf(request, pu.token, csrf)
+    experiments.cancel(db, pu.user, run_id)
+    service.scheduler.request_cancel(run_id)
+    return RedirectResponse(f"/ui/runs/{run_id}", status_code=303)
+
+
+@router.get("/runs/{run_id}/events")
+async def events(request: Request, run_id: str, service: ServiceDep,
+                 hub: ProgressHubDep) -> EventSourceResponse:
+    """The API's progress stream, authenticated by the cookie (EventSource sends no
+    Authorization header)."""
+    token = request.cookies.get(COOKIE, "")
+    with service.sessions() as db:
+        try:
+            user = authenticate(db, token)
+        except Unauthorized:
+            raise NotFound("experiment", run_id) from None
+        db.expunge(user)
+    return await progress_events(run_id, user, service, hub)
+
+
+@router.get("/runs/{run_id}/live.json")
+def live_metrics(run_id: str, pu: CurrentPageUser, db: DB, service: ServiceDep,
+                 measurement: Annotated[str, Query(max_length=32)] = "flow",
+                 offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0) -> dict[str, Any]:
+    """Rows of a measurement written so far: from the run directory the runner is
+    writing (`runs_path/ID`) while it runs, the recorded one once it has finished."""
+    exp = _experiment(db, pu, run_id)
+    if exp.run_dir is None:
+        live = service.settings.runs_path / exp.id
+        if not (live / "metrics").is_dir():
+            return {"measurement": measurement, "columns": [], "rows": [], "total": 0,
+                    "state": exp.state}
+        exp = Experiment(id=exp.id, state=exp.state, run_dir=str(live))
+    try:
+        data = results.metrics(exp, measurement, limit=5000, offset=offset)
+    except NotFound:
+        data = {"measurement": measurement, "columns": [], "rows": [], "total": 0}
+    return {**data, "state": exp.state}
+
+
+@router.get("/runs/{run_id}/plots/{name}")
+def plot(run_id: str, name: str, pu: CurrentPageUser, db: DB) -> FileResponse:
+    exp = _experiment(db, pu, run_id)
+    path = results.run_dir(exp) / "plots" / name
+    if not views.PLOT_NAME.match(name) or not path.is_file():
+        raise NotFound("plot", name)
+    return FileResponse(path, media_type="image/png")
+
+
+@router.get("/runs/{run_id}/archive")
+def archive(run_id: str, pu: CurrentPageUser, db: DB) -> FileResponse:
+    exp = _experiment(db, pu, run_id)
+    experiments.require_finished(exp)
+    path = results.archive(exp)
+    return FileResponse(path, media_type="application/gzip", filename=path.name)
+
+
+@router.get("/runs/{run_id}/spec.yaml")
+def spec_file(run_id: str, pu: CurrentPageUser, db: DB) -> Response:
+    exp = _experiment(db, pu, run_id)
+    return Response(exp.spec_text, media_type="text/plain; charset=utf-8")
+

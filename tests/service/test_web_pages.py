@@ -1,0 +1,149 @@
+"""The web pages through FastAPI's TestClient: login, visibility, CSRF, submit, results."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from svc_helpers import Api, spec_text
+
+
+def login(api: Api, user: str) -> str:
+    """Logs USER in (cookie kept by the client); returns the CSRF value of its forms."""
+    api.client.cookies.clear()
+    r = api.client.post("/ui/login", data={"token": api.tokens[user], "next": "/ui/"},
+                        follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/ui/"
+    page = api.client.get("/ui/")
+    assert page.status_code == 200
+    m = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+    assert m, page.text
+    return m.group(1)
+
+
+@pytest.mark.parametrize("path", ["/ui/", "/ui/submit", "/ui/runs/nope", "/ui/runs/x/archive",
+                                  "/ui/runs/x/live.json", "/ui/runs/x/plots/flows.png"])
+def test_every_page_but_login_requires_a_login(api: Api, path: str) -> None:
+    r = api.client.get(path, follow_redirects=False)
+    assert r.status_code == 303
+    assert r.headers["location"].startswith("/ui/login?next=")
+    assert api.client.get("/ui/login").status_code == 200
+    assert api.client.get("/", follow_redirects=False).headers["location"] == "/ui/"
+
+
+def test_login_cookie_is_httponly_strict_and_a_bad_token_is_refused(api: Api) -> None:
+    r = api.client.post("/ui/login", data={"token": "xcp_nope.nope"}, follow_redirects=False)
+    assert r.status_code == 401 and "invalid or revoked token" in r.text
+    r = api.client.post("/ui/login", data={"token": api.tokens["alice"],
+                                           "next": "https://evil.example/"},
+                        follow_redirects=False)
+    assert r.headers["location"] == "/ui/"  # no open redirect
+    cookie = r.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+
+
+def test_a_login_posted_from_another_site_is_refused(api: Api) -> None:
+    r = api.client.post("/ui/login", data={"token": api.tokens["alice"]},
+                        headers={"Origin": "https://evil.example"}, follow_redirects=False)
+    assert r.status_code == 401 and "set-cookie" not in r.headers
+
+
+def test_forms_without_the_csrf_value_are_refused(api: Api) -> None:
+    csrf = login(api, "alice")
+    r = api.client.post("/ui/submit", data={"spec": spec_text(), "action": "submit"})
+    assert r.status_code == 401 and "CSRF" in r.text
+    r = api.client.post("/ui/submit", data={"spec": spec_text(), "csrf": "0" * 64})
+    assert r.status_code == 401
+    r = api.client.post("/ui/submit", data={"spec": spec_text(), "csrf": csrf},
+                        headers={"Origin": "https://evil.example"})
+    assert r.status_code == 401 and "another site" in r.text
+    r = api.client.post("/ui/logout", data={}, follow_redirects=False)
+    assert r.status_code == 401
+    assert api.client.get("/api/v1/experiments", headers=api.h("alice")).json()["total"] == 0
+    r = api.client.post("/ui/logout", data={"csrf": csrf}, follow_redirects=False)
+    assert r.status_code == 303
+    assert api.client.get("/ui/", follow_redirects=False).status_code == 303
+
+
+def test_a_bad_spec_shows_each_problem_at_its_line(api: Api) -> None:
+    csrf = login(api, "alice")
+    bad = spec_text().replace("capacity: 10Mbps", "capacity: fast", 1)
+    r = api.client.post("/ui/submit", data={"spec": bad, "csrf": csrf, "action": "submit"})
+    assert r.status_code == 422
+    line = next(i for i, t in enumerate(bad.splitlines(), 1) if "fast" in t)
+    row = re.search(rf'<tr id="line-{line}" class="bad">(.*?)</tr>', r.text, re.S)
+    assert row and f"submitted.yaml:{line}: links[0].capacity" in row.group(1)
+    assert "&lt;" not in bad and "<script" not in r.text.split("<main>")[1].split("</main>")[0]
+
+
+def test_output_is_escaped(api: Api) -> None:
+    csrf = login(api, "alice")
+    evil = spec_text(description="<script>alert(1)</script>") + "oops: [\n"
+    r = api.client.post("/ui/submit", data={"spec": evil, "csrf": csrf})
+    assert r.status_code == 422
+    assert "<script>alert(1)</script>" not in r.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+
+
+def test_validate_then_submit_with_overrides_and_follow_to_the_result(api: Api) -> None:
+    csrf = login(api, "alice")
+    r = api.client.post("/ui/submit", data={"spec": spec_text(), "csrf": csrf,
+                                            "action": "validate",
+                                            "overrides": "duration=0.3s\n"})
+    assert r.status_code == 200 and "valid: svc-test, 3 nodes, 1 flows, 0.3 s" in r.text
+    r = api.client.post("/ui/submit", data={"spec": spec_text(), "csrf": csrf,
+                                            "overrides": "duration=0.3s\n"},
+                        follow_redirects=False)
+    assert r.status_code == 303
+    run_id = r.headers["location"].rsplit("/", 1)[1]
+    assert api.get("alice", run_id)["overrides"] == ["duration=0.3s"]
+    api.wait("alice", run_id)
+    page = api.client.get(f"/ui/runs/{run_id}")
+    assert page.status_code == 200
+    assert 'id="table-flows"' in page.text and "completed" in page.text
+    assert f'href="/ui/runs/{run_id}/archive"' in page.text
+    data_dir = str(api.client.app.state.service.settings.data_dir)
+    assert data_dir not in page.text  # no server paths
+    archive = api.client.get(f"/ui/runs/{run_id}/archive")
+    assert archive.status_code == 200 and archive.content[:2] == b"\x1f\x8b"
+    live = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=flow").json()
+    assert live["columns"][:2] == ["t_s", "flow"] and live["total"] == 5
+    assert api.client.get(f"/ui/runs/{run_id}/spec.yaml").text.startswith("name: svc-test")
+    history = api.client.get("/ui/")
+    assert run_id in history.text
+
+
+def test_upload_and_example(api: Api) -> None:
+    csrf = login(api, "alice")
+    r = api.client.get("/ui/submit?example=quickstart.yaml")
+    assert r.status_code == 200 and "quickstart" in r.text
+    assert api.client.get("/ui/submit?example=../pyproject.toml").status_code == 404
+    r = api.client.post("/ui/submit", data={"csrf": csrf, "action": "validate"},
+                        files={"upload": ("x.yaml", spec_text().encode(), "application/yaml")})
+    assert r.status_code == 200 and 'id="valid"' in r.text
+
+
+def test_other_users_runs_are_not_found(api: Api) -> None:
+    run_id = api.submit("bob").json()["id"]
+    api.wait("bob", run_id)
+    csrf = login(api, "alice")
+    for path in ("", "/archive", "/spec.yaml", "/live.json", "/plots/flows.png", "/events"):
+        r = api.client.get(f"/ui/runs/{run_id}{path}")
+        assert r.status_code == 404, path
+    assert run_id not in api.client.get("/ui/").text
+    r = api.client.post(f"/ui/runs/{run_id}/cancel", data={"csrf": csrf})
+    assert r.status_code == 404
+    login(api, "root")  # admins see every run
+    assert run_id in api.client.get("/ui/").text
+
+
+def test_queued_run_shows_its_place_and_can_be_cancelled(make_api) -> None:
+    api = make_api(pools={"local": 0})  # paused pool: runs stay queued
+    csrf = login(api, "alice")
+    ids = [api.submit("alice").json()["id"] for _ in range(2)]
+    page = api.client.get(f"/ui/runs/{ids[1]}")
+    assert "#2 in the local queue" in page.text
+    r = api.client.post(f"/ui/runs/{ids[1]}/cancel", data={"csrf": csrf}, follow_redirects=False)
+    assert r.status_code == 303
+    assert api.get("alice", ids[1])["state"] == "cancelled"
+    assert "#1 in local" in api.client.get("/ui/").text
