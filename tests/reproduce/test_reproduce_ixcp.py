@@ -1,0 +1,41 @@
+"""Seed 001 (iXCP) at full length (`make reproduce`, marker `reproduce`).
+
+Each scenario of experiments/ixcp/ runs twice, with `queue: xcp` and `queue: ixcp`
+(the specs' `when:` conditions pick the checks of each); Low's topology also for
+several n. Every applicable expectation must pass and the emulation be faithful.
+docs/reproductions.md "iXCP (seed 001)" lists the measured numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from reproduce_helpers import failed_checks, fidelity_problems, need_tools, run_spec
+
+pytestmark = [pytest.mark.root, pytest.mark.reproduce, pytest.mark.timeout(3600)]
+
+QUEUES = ["xcp", "ixcp"]
+LOW_N = [4, 16]
+SCENARIOS = ["ixcp/fig4-multi-bottleneck.yaml", "ixcp/fig6-dynamic.yaml"]
+
+
+def _check(spec: str, sets: list[str], tmp_path: Path) -> None:
+    need_tools()
+    s = run_spec(spec, tmp_path, sets, timeout_s=900)
+    assert s["status"] == "completed"
+    assert not failed_checks(s), f"{spec} {sets}: {failed_checks(s)}\nrun: {s['_dir']}"
+    assert not fidelity_problems(s), f"{spec} {sets}: unfaithful: {fidelity_problems(s)}"
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+@pytest.mark.parametrize("n", LOW_N)
+def test_lows_topology(queue: str, n: int, tmp_path: Path) -> None:
+    _check("ixcp/fig1-low.yaml",
+           [f"defaults.router.queue={queue}", f"flows[long].parallel={n}"], tmp_path)
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+@pytest.mark.parametrize("spec", SCENARIOS)
+def test_ixcp_scenario(spec: str, queue: str, tmp_path: Path) -> None:
+    _check(spec, [f"defaults.router.queue={queue}"], tmp_path)
