@@ -147,3 +147,29 @@ def test_queued_run_shows_its_place_and_can_be_cancelled(make_api) -> None:
     assert r.status_code == 303
     assert api.get("alice", ids[1])["state"] == "cancelled"
     assert "#1 in local" in api.client.get("/ui/").text
+
+
+def test_result_page_shows_the_runs_plots(api: Api) -> None:
+    run_id = api.submit("alice").json()["id"]
+    api.wait("alice", run_id)
+    settings = api.client.app.state.service.settings
+    plots = settings.runs_path / run_id / "plots"
+    plots.mkdir()
+    (plots / "flows.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    (plots / "notes.txt").write_text("not a plot")
+    login(api, "alice")
+    page = api.client.get(f"/ui/runs/{run_id}")
+    assert f'src="/ui/runs/{run_id}/plots/flows.png"' in page.text and "notes.txt" not in page.text
+    r = api.client.get(f"/ui/runs/{run_id}/plots/flows.png")
+    assert r.status_code == 200 and r.headers["content-type"] == "image/png"
+    for bad in ("notes.txt", "..%2Fsummary.json", "missing.png"):
+        assert api.client.get(f"/ui/runs/{run_id}/plots/{bad}").status_code == 404, bad
+
+
+def test_a_failed_run_shows_the_services_message(api: Api) -> None:
+    run_id = api.submit("alice", spec_text(description="fail: engine exploded")).json()["id"]
+    api.wait("alice", run_id)
+    login(api, "alice")
+    page = api.client.get(f"/ui/runs/{run_id}")
+    assert page.status_code == 200 and "failed" in page.text
+    assert "engine exploded" in page.text

@@ -1,0 +1,206 @@
+"""The web interface as a person uses it, in a real headless Chromium (Debian's
+`chromium` + `chromium-driver`, driven by Selenium) against `xcplab serve` started as a
+subprocess with the stand-in runner (no emulation).
+
+Screenshots of every page land in build-web/screenshots/ (git-ignored, or
+$XCPLAB_WEB_SCREENSHOTS); the folder is printed at the end of the module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from server_proc import Server, cli
+from svc_helpers import spec_text
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+try:
+    import selenium  # noqa: F401 - only whether it is installed
+    HAVE_SELENIUM = True
+except ImportError:
+    HAVE_SELENIUM = False
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
+                       reason="needs Debian's chromium and chromium-driver (`make deps`)"),
+    pytest.mark.skipif(not HAVE_SELENIUM, reason="needs selenium (the dev extras, `make deps`)"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path(os.environ.get("XCPLAB_WEB_SCREENSHOTS", ROOT / "build-web" / "screenshots"))
+WAIT_S = 30.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
+    srv = Server(tmp_path_factory.mktemp("web") / "data", stand_in=True)
+    tokens = {u: cli("user", "add", u, env=srv.env) for u in ("alice", "bob")}
+    srv.start()
+    try:
+        yield srv, tokens
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as DriverService
+
+    downloads = tmp_path_factory.mktemp("downloads")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1280,1000", "--no-first-run", "--disable-extensions"):
+        opts.add_argument(arg)
+    opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                           "download.prompt_for_download": False})
+    driver = webdriver.Chrome(service=DriverService(executable_path=str(DRIVER)), options=opts)
+    driver.implicitly_wait(0)
+    driver.downloads = downloads
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        capture = request.config.pluginmanager.getplugin("capturemanager")
+        with capture.global_and_fixture_disabled():
+            print(f"\nweb screenshots: {SHOTS}")
+
+
+def shot(driver: Any, name: str) -> None:
+    driver.save_screenshot(str(SHOTS / f"{name}.png"))
+
+
+def wait_for(driver: Any, css: str, timeout_s: float = WAIT_S, text: str | None = None) -> Any:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    cond = (ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), text) if text
+            else ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+    WebDriverWait(driver, timeout_s).until(cond)
+    return driver.find_element(By.CSS_SELECTOR, css)
+
+
+def fill(driver: Any, css: str, value: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    el = driver.find_element(By.CSS_SELECTOR, css)
+    el.clear()
+    el.send_keys(value)
+
+
+def click(driver: Any, css: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.CSS_SELECTOR, css).click()
+
+
+def base(server: tuple[Server, dict[str, str]]) -> str:
+    return f"http://127.0.0.1:{server[0].port}"
+
+
+def log_in(driver: Any, server: tuple[Server, dict[str, str]], user: str) -> None:
+    driver.delete_all_cookies()
+    driver.get(base(server) + "/ui/")
+    wait_for(driver, "#token")
+    assert "/ui/login" in driver.current_url
+    fill(driver, "#token", server[1][user])
+    click(driver, "#login")
+    wait_for(driver, "#whoami", text=user)
+
+
+def test_login_page_then_empty_history(server, browser) -> None:
+    browser.delete_all_cookies()
+    browser.get(base(server) + "/ui/")
+    wait_for(browser, "#token")
+    shot(browser, "01-login")
+    fill(browser, "#token", "xcp_wrong.token")
+    click(browser, "#login")
+    assert "invalid or revoked token" in wait_for(browser, "#login-error").text
+    log_in(browser, server, "alice")
+    assert "No runs yet" in wait_for(browser, "#no-runs").text
+    shot(browser, "02-history-empty")
+
+
+def test_broken_spec_shows_its_error_at_its_line(server, browser) -> None:
+    log_in(browser, server, "alice")
+    click(browser, "#nav-submit")
+    wait_for(browser, "#spec")
+    bad = spec_text("broken").replace("capacity: 10Mbps", "capacity: fast", 1)
+    line = next(i for i, t in enumerate(bad.splitlines(), 1) if "fast" in t)
+    fill(browser, "#spec", bad)
+    click(browser, "#submit")
+    row = wait_for(browser, f"#line-{line}.bad")
+    assert re.search(rf"submitted\.yaml:{line}: links\[0\]\.capacity", row.text), row.text
+    assert f"submitted.yaml:{line}: links[0].capacity" in wait_for(browser, "#problems").text
+    shot(browser, "03-submit-error")
+
+
+def test_good_spec_runs_to_its_result_and_archive(server, browser) -> None:
+    log_in(browser, server, "alice")
+    browser.get(base(server) + "/ui/submit?example=quickstart.yaml")
+    assert "quickstart" in wait_for(browser, "#spec").get_attribute("value")
+    shot(browser, "04-submit-example")
+    fill(browser, "#spec", spec_text("browser-run", duration=4))
+    fill(browser, "#overrides", "links[0].delay=2ms")
+    click(browser, "#validate")
+    assert "valid: browser-run" in wait_for(browser, "#valid").text
+    click(browser, "#submit")
+    wait_for(browser, "#live")
+    run_id = browser.current_url.rstrip("/").rsplit("/", 1)[1]
+    wait_for(browser, "#state", text="running")
+    time.sleep(1.0)  # let the progress bar move
+    assert float(wait_for(browser, "#progress").get_attribute("value")) > 0
+    shot(browser, "05-live-running")
+    # The page follows the SSE stream and turns into the result page by itself.
+    wait_for(browser, "#table-flows", timeout_s=WAIT_S)
+    assert wait_for(browser, "#state").text == "completed"
+    assert "faithful" in wait_for(browser, "#fidelity").text
+    assert "links[0].delay=2ms" in browser.page_source
+    shot(browser, "06-result")
+    click(browser, "#archive")
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        done = list(browser.downloads.glob(f"{run_id}.tar.gz"))
+        if done and done[0].stat().st_size > 0:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"archive not downloaded: {list(browser.downloads.iterdir())}")
+    assert done[0].read_bytes()[:2] == b"\x1f\x8b"
+    browser.get(base(server) + "/ui/")
+    row = wait_for(browser, f'tr[data-run="{run_id}"]')
+    assert "completed" in row.text
+    shot(browser, "07-history")
+
+
+def test_another_users_run_is_not_found(server, browser) -> None:
+    srv, tokens = server
+    with httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {tokens['bob']}"},
+                      timeout=30) as c:
+        bobs = c.post("/experiments", content=spec_text("bobs-run")).json()["id"]
+    log_in(browser, server, "alice")
+    browser.get(base(server) + f"/ui/runs/{bobs}")
+    assert "not found" in wait_for(browser, "#error-message").text
+    assert "Not found" in browser.title or "Not found" in browser.page_source
+    assert "10Mbps" not in browser.page_source and "spec-text" not in browser.page_source
+    shot(browser, "08-other-users-run")
+    browser.get(base(server) + "/ui/")
+    wait_for(browser, "#runs")
+    assert bobs not in browser.page_source
+    click(browser, "#logout")
+    wait_for(browser, "#token")
+    shot(browser, "09-logged-out")
