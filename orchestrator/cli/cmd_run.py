@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from orchestrator.analysis import verdicts
+from orchestrator.analysis import result_tables as rt
 from orchestrator.backends import names as backend_names
 from orchestrator.runner import Progress as RunProgress
 from orchestrator.runner import RunResult, execute_run
@@ -61,45 +61,18 @@ def _backend_options(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _fmt(v: Any, spec: str = ".2f") -> str:
-    if v is None or v == "":
-        return "-"
-    try:
-        return format(float(v), spec)
-    except (TypeError, ValueError):
-        return str(v)
-
-
 def result_tables(res: RunResult) -> list[Table]:
     s = res.summary
-    flows = Table(title=f"{res.run_id}: {res.status}", title_justify="left")
-    for col in ("flow", "proto", "src→dst", "Mb/s", "max-min", "retrans", "RTOs", "srtt ms",
-                "cwnd KB"):
-        flows.add_column(col, justify="left" if col in ("flow", "proto", "src→dst") else "right")
-    for fid, f in (s.get("flows") or {}).items():
-        flows.add_row(fid, str(f.get("proto")), f"{f.get('src')}→{f.get('dst')}",
-                      _fmt(f.get("throughput_mbps")), _fmt(f.get("maxmin_mbps")),
-                      _fmt(f.get("retransmits"), ".0f"),
-                      _fmt(f.get("timeouts"), ".0f"),
-                      _fmt(f.get("srtt_mean_ms")),
-                      _fmt((f.get("cwnd_mean_bytes") or 0) / 1e3 if f.get("cwnd_mean_bytes")
-                           else None, ".1f"))
-    links = Table(title="links", title_justify="left")
-    for col in ("link", "Mb/s cap", "util", "queue mean", "queue max", "drops q", "drops loss"):
-        links.add_column(col, justify="left" if col == "link" else "right")
-    for lid, lk in (s.get("links") or {}).items():
-        links.add_row(lid, _fmt(lk.get("capacity_mbps"), ".1f"), _fmt(lk.get("utilization")),
-                      _fmt(lk.get("mean_queue_pkts"), ".1f"), _fmt(lk.get("max_queue_pkts"), ".0f"),
-                      _fmt(lk.get("drops_queue"), ".0f"), _fmt(lk.get("drops_loss"), ".0f"))
-    tables = [flows, links]
-    checks = s.get("expectations") or []
-    if checks:
-        exp = Table(title="expectations", title_justify="left")
-        for col in ("check", "value", "verdict"):
-            exp.add_column(col, justify="right" if col == "value" else "left")
-        for c in checks:
-            exp.add_row(str(c.get("check")), _fmt(c.get("value"), ".3g"), verdicts.label(c))
-        tables.append(exp)
+    parts = [rt.flows(s), rt.links(s)] + ([rt.expectations(s)] if s.get("expectations") else [])
+    tables = []
+    for i, part in enumerate(parts):
+        table = Table(title=f"{res.run_id}: {res.status}" if i == 0 else part.title,
+                      title_justify="left")
+        for col in part.header:
+            table.add_column(col, justify="left" if col in rt.TEXT_COLUMNS else "right")
+        for row in part.rows:
+            table.add_row(*row)
+        tables.append(table)
     return tables
 
 

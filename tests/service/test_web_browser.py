@@ -53,12 +53,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, d
 
 
 @pytest.fixture(scope="module")
-def browser(request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("downloads")
+
+
+@pytest.fixture(scope="module")
+def browser(request: pytest.FixtureRequest, downloads: Path) -> Iterator[Any]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service as DriverService
 
-    downloads = tmp_path_factory.mktemp("downloads")
     opts = webdriver.ChromeOptions()
     opts.binary_location = str(CHROMIUM)
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -68,7 +71,6 @@ def browser(request: pytest.FixtureRequest,
                                            "download.prompt_for_download": False})
     driver = webdriver.Chrome(service=DriverService(executable_path=str(DRIVER)), options=opts)
     driver.implicitly_wait(0)
-    driver.downloads = downloads
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
         yield driver
@@ -149,7 +151,7 @@ def test_broken_spec_shows_its_error_at_its_line(server, browser) -> None:
     shot(browser, "03-submit-error")
 
 
-def test_good_spec_runs_to_its_result_and_archive(server, browser) -> None:
+def test_good_spec_runs_to_its_result_and_archive(server, browser, downloads) -> None:
     log_in(browser, server, "alice")
     browser.get(base(server) + "/ui/submit?example=quickstart.yaml")
     assert "quickstart" in wait_for(browser, "#spec").get_attribute("value")
@@ -174,12 +176,12 @@ def test_good_spec_runs_to_its_result_and_archive(server, browser) -> None:
     click(browser, "#archive")
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
-        done = list(browser.downloads.glob(f"{run_id}.tar.gz"))
+        done = list(downloads.glob(f"{run_id}.tar.gz"))
         if done and done[0].stat().st_size > 0:
             break
         time.sleep(0.2)
     else:
-        raise AssertionError(f"archive not downloaded: {list(browser.downloads.iterdir())}")
+        raise AssertionError(f"archive not downloaded: {list(downloads.iterdir())}")
     assert done[0].read_bytes()[:2] == b"\x1f\x8b"
     browser.get(base(server) + "/ui/")
     row = wait_for(browser, f'tr[data-run="{run_id}"]')

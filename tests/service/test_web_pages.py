@@ -173,3 +173,36 @@ def test_a_failed_run_shows_the_services_message(api: Api) -> None:
     page = api.client.get(f"/ui/runs/{run_id}")
     assert page.status_code == 200 and "failed" in page.text
     assert "engine exploded" in page.text
+
+
+def test_result_page_has_the_links_expectations_and_fidelity_of_the_summary(api: Api) -> None:
+    from sqlalchemy import select
+
+    from orchestrator.service.models import Experiment
+
+    run_id = api.submit("alice").json()["id"]
+    api.wait("alice", run_id)
+    summary = {"flows": {}, "links": {"r1->h2": {"capacity_mbps": 10.0, "utilization": 0.97,
+                                                   "mean_queue_pkts": 1.5, "max_queue_pkts": 9,
+                                                   "drops_queue": 0, "drops_loss": 2}},
+               "expectations": [{"check": "util >= 0.9 (paper: 0.99 of capacity)",
+                                 "value": 0.97, "ok": True, "status": "pass"},
+                                {"check": "no drops (paper: none)", "value": 2.0, "ok": False,
+                                 "status": "fail"}],
+               "fidelity": {"ok": False, "kind": "emulated",
+                            "problems": ["timer lateness p99 3.1 ms > 1 ms"]},
+               "warnings": ["<b>bold</b> claim"]}
+    with api.client.app.state.service.sessions() as db:
+        exp = db.scalar(select(Experiment).where(Experiment.id == run_id))
+        assert exp is not None
+        exp.summary = summary
+        db.commit()
+    login(api, "alice")
+    page = api.client.get(f"/ui/runs/{run_id}").text
+    links = page.split('id="table-links"')[1].split("</table>")[0]
+    assert "<td>r1-&gt;h2</td>" in links and "<td>0.97</td>" in links and "<td>9</td>" in links
+    checks = page.split('id="table-expectations"')[1].split("</table>")[0]
+    assert "(paper: 0.99 of capacity)" in checks and "PASS" in checks and "FAIL" in checks
+    fidelity = page.split('id="fidelity"')[1].split("</div>")[0]
+    assert "not faithful" in fidelity and "timer lateness p99 3.1 ms" in fidelity
+    assert "&lt;b&gt;bold&lt;/b&gt; claim" in fidelity

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 import orchestrator
-from orchestrator.analysis import verdicts
+from orchestrator.analysis import result_tables as rt
 from orchestrator.service.models import Experiment, State
 from orchestrator.service.specs import SUBMITTED_NAME
 from xcplab_contract.errors import SpecProblem
@@ -64,45 +64,9 @@ def queue_positions(db: Session, rows: list[Experiment]) -> dict[str, int]:
     return out
 
 
-def _fmt(v: Any, spec: str = ".2f") -> str:
-    if v is None or v == "":
-        return "-"
-    try:
-        return format(float(v), spec)
-    except (TypeError, ValueError):
-        return str(v)
-
-
-@dataclass
-class Table:
-    title: str
-    header: list[str]
-    rows: list[list[str]]
-
-
-def result_tables(s: dict[str, Any]) -> list[Table]:
-    """The tables `xcplab run` prints, from summary.json: flows, links, expectations."""
-    flows = Table("flows", ["flow", "proto", "src→dst", "Mb/s", "max-min", "retrans", "RTOs",
-                            "srtt ms", "cwnd KB"], [])
-    for fid, f in (s.get("flows") or {}).items():
-        cwnd = f.get("cwnd_mean_bytes")
-        flows.rows.append([str(fid), str(f.get("proto")), f"{f.get('src')}→{f.get('dst')}",
-                           _fmt(f.get("throughput_mbps")), _fmt(f.get("maxmin_mbps")),
-                           _fmt(f.get("retransmits"), ".0f"), _fmt(f.get("timeouts"), ".0f"),
-                           _fmt(f.get("srtt_mean_ms")),
-                           _fmt(cwnd / 1e3 if cwnd else None, ".1f")])
-    links = Table("links", ["link", "Mb/s cap", "util", "queue mean", "queue max", "drops q",
-                            "drops loss"], [])
-    for lid, lk in (s.get("links") or {}).items():
-        links.rows.append([str(lid), _fmt(lk.get("capacity_mbps"), ".1f"),
-                           _fmt(lk.get("utilization")), _fmt(lk.get("mean_queue_pkts"), ".1f"),
-                           _fmt(lk.get("max_queue_pkts"), ".0f"),
-                           _fmt(lk.get("drops_queue"), ".0f"), _fmt(lk.get("drops_loss"), ".0f")])
-    exp = Table("expectations", ["check", "paper", "value", "verdict"], [])
-    for c in s.get("expectations") or []:
-        exp.rows.append([str(c.get("name") or c.get("check")), str(c.get("paper") or ""),
-                         _fmt(c.get("value"), ".3g"), verdicts.label(c)])
-    return [t for t in (flows, links, exp) if t.rows]
+def result_tables(s: dict[str, Any]) -> list[rt.ResultTable]:
+    """The tables `xcplab run` prints (flows, links, expectations), those with rows."""
+    return [t for t in (rt.flows(s), rt.links(s), rt.expectations(s)) if t.rows]
 
 
 def fidelity(s: dict[str, Any]) -> dict[str, Any]:
