@@ -5,6 +5,9 @@ one enqueue + dequeue through the XCP queue (interval sums, departure
 feedback with stochastic rounding, in-place header store, control timers),
 beside DropTail and RED for scale. Target (issue 2): <= 100 ns per packet.
 
+`ixcp_per_packet_ns`: the same through the iXCP queue (seed 001), packets with
+the B block, half the flows bottlenecked at this link; and its ratio.
+
 The same run measures a router's XCP-i function (docs/protocol.md §4),
 XcpiNode::on_data: `xcpi_per_packet_ns` for a packet that crossed a cloud
 (ten upstreams established, V(U)'s feedback applied), `xcpi_rewrite_only_ns`
@@ -29,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BENCHMARKS = {
     "BM_XcpQdiscEnqueueDequeue": "per_packet",
+    "BM_IxcpQdiscEnqueueDequeue": "ixcp_per_packet",
     "BM_DropTailEnqueueDequeue": "droptail_per_packet",
     "BM_RedEnqueueDequeue": "red_per_packet",
     "BM_XcpiCloudOnData": "xcpi_per_packet",
@@ -125,6 +129,13 @@ def summarize(report: dict) -> dict:
             "XCP-i block that crossed a cloud: 10 upstreams established, estimate injected, "
             "V(U) sums and feedback, I-block rewrite; packets rotate among the upstreams, "
             "1 Mpps simulated time")
+    if "ixcp_per_packet_ns" in figures:
+        figures["ixcp_ratio_to_per_packet"] = round(
+            figures["ixcp_per_packet_ns"] / figures["per_packet_ns"], 3)
+        figures["ixcp_what"] = (
+            "median CPU ns per enqueue+dequeue through the ixcp queue (seed 001): the same "
+            "packets with the iXCP block, half of the 16 flows bottlenecked at this link "
+            "(y0, matching sums, two pool sets, next_bottleneck_id)")
     if "xcpi_rewrite_only_ns" in figures:
         figures["xcpi_rewrite_only_what"] = (
             "median CPU ns per XcpiNode::on_data of a packet that crossed no cloud "

@@ -15,17 +15,7 @@ using xcp::Timestamp;
 
 Timestamp at_s(double s) { return Timestamp::zero() + Duration::seconds(s); }
 
-ChainConfig chain(size_t long_flows, bool ixcp) {
-  ChainConfig cfg;
-  cfg.link1 = xcp::Rate::from_megabits_per_s(20);
-  cfg.link2 = xcp::Rate::from_megabits_per_s(10);
-  cfg.long_flows = long_flows;
-  cfg.short_flows = 1;
-  cfg.long_path = {Duration::milliseconds(5), Duration::milliseconds(20), Duration::milliseconds(45)};
-  cfg.short_path = {Duration::milliseconds(5), Duration::milliseconds(30), Duration::milliseconds(45)};
-  cfg.ixcp = ixcp;
-  return cfg;
-}
+ChainConfig chain(size_t long_flows, bool ixcp) { return low_chain(long_flows, ixcp); }
 
 struct Result {
   double util1, util2, short_share;

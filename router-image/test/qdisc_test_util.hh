@@ -41,18 +41,11 @@ inline PacketPtr make_xcp_packet(uint32_t wire_bytes, uint32_t cwnd_bytes, uint3
 // A Standard packet carrying the iXCP block (flag B).
 inline PacketPtr make_ixcp_packet(uint32_t wire_bytes, uint32_t cwnd_bytes, uint32_t rtt_us, int32_t feedback_bytes,
                                   uint32_t bottleneck_id, uint32_t next_bottleneck_id) {
-  auto p = make_packet(wire_bytes);
-  xcp::XcpHeader h;
-  h.next_protocol = 6;
-  h.flags = xcp::flags::kIxcp;
-  h.cwnd_bytes = cwnd_bytes;
-  h.rtt_us = rtt_us;
-  h.feedback_bytes = feedback_bytes;
-  h.bottleneck_id = bottleneck_id;
-  h.next_bottleneck_id = next_bottleneck_id;
-  p->xcp_offset = kEthLen + kIpLen;
-  xcp::write_header(h, p->xcp_shim());
-  p->xcp = h;
+  auto p = make_xcp_packet(wire_bytes, cwnd_bytes, rtt_us, feedback_bytes);
+  p->xcp.flags = xcp::flags::kIxcp;
+  p->xcp.bottleneck_id = bottleneck_id;
+  p->xcp.next_bottleneck_id = next_bottleneck_id;
+  xcp::write_header(p->xcp, p->xcp_shim());
   return p;
 }
 

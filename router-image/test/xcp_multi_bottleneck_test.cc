@@ -14,18 +14,7 @@ using xcp::Timestamp;
 
 Timestamp at_s(double s) { return Timestamp::zero() + Duration::seconds(s); }
 
-ChainConfig chain(size_t long_flows) {
-  ChainConfig cfg;
-  // Low's topology (155 then 100 Mb/s) scaled to 20 then 10 Mb/s: the long
-  // flows' downstream link is the tighter one. Both paths have an 80 ms RTT.
-  cfg.link1 = xcp::Rate::from_megabits_per_s(20);
-  cfg.link2 = xcp::Rate::from_megabits_per_s(10);
-  cfg.long_flows = long_flows;
-  cfg.short_flows = 1;
-  cfg.long_path = {Duration::milliseconds(5), Duration::milliseconds(20), Duration::milliseconds(45)};
-  cfg.short_path = {Duration::milliseconds(5), Duration::milliseconds(30), Duration::milliseconds(45)};
-  return cfg;
-}
+ChainConfig chain(size_t long_flows) { return low_chain(long_flows); }
 
 TEST(XcpMultiBottleneck, FlowTakesTheRateOfItsTighterLink) {
   TwoLinkChain sim(chain(1));

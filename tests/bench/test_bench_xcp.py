@@ -29,7 +29,7 @@ def _error(name: str, message: str) -> dict:
 def _all(**override: float) -> list[dict]:
     ns = {"BM_XcpQdiscEnqueueDequeue": 25.0, "BM_DropTailEnqueueDequeue": 15.0,
           "BM_RedEnqueueDequeue": 19.0, "BM_XcpiCloudOnData": 20.0,
-          "BM_XcpiRewriteOnlyOnData": 4.0}
+          "BM_XcpiRewriteOnlyOnData": 4.0, "BM_IxcpQdiscEnqueueDequeue": 30.0}
     ns.update(override)
     return [_median(n, v) for n, v in ns.items()]
 
@@ -43,6 +43,8 @@ def test_every_figure_and_the_xcpi_ratio() -> None:
     assert xcp["xcpi_rewrite_only_ns"] == 4.0
     assert xcp["xcpi_ratio_to_per_packet"] == pytest.approx(0.8)
     assert xcp["xcpi_meets_target"] is True
+    assert xcp["ixcp_per_packet_ns"] == 30.0
+    assert xcp["ixcp_ratio_to_per_packet"] == pytest.approx(1.2)
 
 
 def test_a_failed_xcpi_benchmark_keeps_the_others_and_says_why() -> None:

@@ -25,6 +25,20 @@ struct ChainConfig {
   bool ixcp = false;
 };
 
+// Low's topology (155 then 100 Mb/s) scaled to 20 then 10 Mb/s: the long
+// flows' downstream link is the tighter one. Both paths have an 80 ms RTT.
+inline ChainConfig low_chain(size_t long_flows, bool ixcp = false) {
+  ChainConfig cfg;
+  cfg.link1 = xcp::Rate::from_megabits_per_s(20);
+  cfg.link2 = xcp::Rate::from_megabits_per_s(10);
+  cfg.long_flows = long_flows;
+  cfg.short_flows = 1;
+  cfg.long_path = {xcp::Duration::milliseconds(5), xcp::Duration::milliseconds(20), xcp::Duration::milliseconds(45)};
+  cfg.short_path = {xcp::Duration::milliseconds(5), xcp::Duration::milliseconds(30), xcp::Duration::milliseconds(45)};
+  cfg.ixcp = ixcp;
+  return cfg;
+}
+
 inline std::unique_ptr<Qdisc> chain_queue(const ChainConfig& cfg, uint32_t link_id) {
   nlohmann::json q = {{"kind", cfg.ixcp ? "ixcp" : "xcp"}, {"limit_packets", cfg.buffer_packets}};
   if (cfg.ixcp) q["params"] = {{"link_id", link_id}};

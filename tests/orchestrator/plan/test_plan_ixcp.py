@@ -5,6 +5,8 @@ sender starts from the id of the first iXCP direction on its path
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from orchestrator.plan.planner import make_plan
@@ -73,8 +75,8 @@ def test_sender_starts_from_the_first_ixcp_direction_on_its_path() -> None:
     ids = _ids(plan)
     # a's first hop r0 is DropTail: its access id is the first iXCP router's output
     # link; b sits on r1, whose ingress from b is not an iXCP queue either.
-    first_long = next(ids[f"{x}->{y}"] for x, y in zip(plan.flow("long").path,
-                                                         plan.flow("long").path[1:])
+    path = plan.flow("long").path
+    first_long = next(ids[f"{x}->{y}"] for x, y in itertools.pairwise(path)
                       if f"{x}->{y}" in ids)
     assert _argv_id(plan, "long") == first_long
     assert _argv_id(plan, "short") is not None
