@@ -156,7 +156,7 @@ def test_good_spec_runs_to_its_result_and_archive(server, browser, downloads) ->
     browser.get(base(server) + "/ui/submit?example=quickstart.yaml")
     assert "quickstart" in wait_for(browser, "#spec").get_attribute("value")
     shot(browser, "04-submit-example")
-    fill(browser, "#spec", spec_text("browser-run", duration=4))
+    fill(browser, "#spec", spec_text("browser-run", duration=6))
     fill(browser, "#overrides", "links[0].delay=2ms")
     click(browser, "#validate")
     assert "valid: browser-run" in wait_for(browser, "#valid").text
@@ -164,7 +164,13 @@ def test_good_spec_runs_to_its_result_and_archive(server, browser, downloads) ->
     wait_for(browser, "#live")
     run_id = browser.current_url.rstrip("/").rsplit("/", 1)[1]
     wait_for(browser, "#state", text="running")
-    time.sleep(1.0)  # let the progress bar move
+    # The stand-in writes its metrics at the end; write some now, as a real run's sink
+    # does while it runs, and see the live chart draw them.
+    metrics = Path(server[0].env["XCPLAB_DATA_DIR"]) / "runs" / run_id / "metrics"
+    rows = "".join(f"{t / 10:.1f},f{k},{(k + 1) * 1e6 * t / 10}\n"
+                   for t in range(1, 20) for k in (1, 2))
+    (metrics / "flow.csv").write_text("t_s,flow,throughput_bps\n" + rows)
+    wait_for(browser, "#chart-note", text="38 samples")
     assert float(wait_for(browser, "#progress").get_attribute("value")) > 0
     shot(browser, "05-live-running")
     # The page follows the SSE stream and turns into the result page by itself.
@@ -206,3 +212,19 @@ def test_another_users_run_is_not_found(server, browser) -> None:
     click(browser, "#logout")
     wait_for(browser, "#token")
     shot(browser, "09-logged-out")
+
+
+def test_a_sweep_from_the_form(server, browser) -> None:
+    log_in(browser, server, "alice")
+    browser.get(base(server) + "/ui/submit")
+    fill(browser, "#spec", spec_text("browser-sweep", duration=0.3))
+    fill(browser, "#grid", "links[0].delay=1ms,5ms")
+    click(browser, "#submit")
+    wait_for(browser, "#sweep-runs")
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline and "sweep-table" not in browser.page_source:
+        time.sleep(0.5)
+        browser.refresh()
+    table = wait_for(browser, "#sweep-table")
+    assert "links[0].delay" in table.text and "5ms" in table.text
+    shot(browser, "10-sweep")

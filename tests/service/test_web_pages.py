@@ -206,3 +206,48 @@ def test_result_page_has_the_links_expectations_and_fidelity_of_the_summary(api:
     fidelity = page.split('id="fidelity"')[1].split("</div>")[0]
     assert "not faithful" in fidelity and "timer lateness p99 3.1 ms" in fidelity
     assert "&lt;b&gt;bold&lt;/b&gt; claim" in fidelity
+
+
+def test_a_sweep_from_the_form_and_its_page(api: Api) -> None:
+    csrf = login(api, "alice")
+    form = {"spec": spec_text("sw"), "csrf": csrf, "grid": "links[0].delay=1ms,2ms\n",
+            "repeat": "2", "overrides": "duration=0.1s"}
+    r = api.client.post("/ui/submit", data={**form, "action": "validate"})
+    assert r.status_code == 200 and "valid: a sweep of 4 runs" in r.text
+    r = api.client.post("/ui/submit", data={**form, "grid": "links[0].delay"})
+    assert r.status_code == 422 and "expected PATH=V1,V2" in r.text
+    r = api.client.post("/ui/submit", data=form, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/ui/sweeps/s")
+    sweep_id = r.headers["location"].rsplit("/", 1)[1]
+    sweep = api.client.get(f"/api/v1/sweeps/{sweep_id}", headers=api.h("alice")).json()
+    assert len(sweep["experiments"]) == 4
+    for e in sweep["experiments"]:
+        assert "duration=0.1s" in e["overrides"]
+        api.wait("alice", e["id"])
+    page = api.client.get(f"/ui/sweeps/{sweep_id}")
+    table = page.text.split('id="sweep-table"')[1].split("</table>")[0]
+    assert table.count("<tr>") == 5 and "links[0].delay" in table
+    csv_text = api.client.get(f"/ui/sweeps/{sweep_id}/table.csv").text
+    assert csv_text.splitlines()[0].startswith("duration,links[0].delay,repetition")
+    assert f"sweep <a href=\"/ui/sweeps/{sweep_id}\">" in api.client.get("/ui/").text
+    login(api, "bob")
+    assert api.client.get(f"/ui/sweeps/{sweep_id}").status_code == 404
+    assert api.client.get(f"/ui/sweeps/{sweep_id}/table.csv").status_code == 404
+
+
+def test_live_metrics_are_read_from_the_run_directory_while_it_runs(api: Api) -> None:
+    run_id = api.submit("alice", spec_text(duration=5)).json()["id"]
+    api.wait("alice", run_id, states=("running",))
+    login(api, "alice")
+    live = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=flow").json()
+    assert live["state"] == "running" and live["rows"] == []  # nothing written yet
+    metrics = api.client.app.state.service.settings.runs_path / run_id / "metrics"
+    (metrics / "flow.csv").write_text("t_s,flow,throughput_bps\n0.1,f1,1000000\n0.2,f1,2000000\n")
+    live = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=flow").json()
+    assert live["columns"] == ["t_s", "flow", "throughput_bps"] and live["total"] == 2
+    more = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=flow&offset=1").json()
+    assert more["rows"] == [[0.2, "f1", 2000000]]
+    page = api.client.get(f"/ui/runs/{run_id}").text
+    assert 'id="live"' in page and 'id="chart"' in page
+    api.client.post(f"/ui/runs/{run_id}/cancel", data={"csrf": login(api, "alice")})
+    assert api.wait("alice", run_id)["state"] == "cancelled"

@@ -16,10 +16,12 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 from sse_starlette.sse import EventSourceResponse
 
+from orchestrator.analysis import result_tables as rt
 from orchestrator.api.deps import DB, ProgressHubDep, ServiceDep
 from orchestrator.api.errors import status_of
 from orchestrator.api.routes.experiments import progress_events
-from orchestrator.api.schemas import ExperimentOut
+from orchestrator.api.routes.sweeps import create_sweep
+from orchestrator.api.schemas import ExperimentOut, SweepIn
 from orchestrator.api.web import views
 from orchestrator.api.web.session import (
     COOKIE,
@@ -31,12 +33,13 @@ from orchestrator.api.web.session import (
     same_origin,
     set_login,
 )
-from orchestrator.service import experiments, results
+from orchestrator.service import experiments, results, sweeps
 from orchestrator.service.app_state import Service
-from orchestrator.service.errors import NotFound, Unauthorized
+from orchestrator.service.errors import Conflict, NotFound, Unauthorized
 from orchestrator.service.models import TERMINAL, Experiment, State
 from orchestrator.service.specs import check_spec
 from orchestrator.service.users import authenticate
+from orchestrator.sweep.grid import parse_param
 from xcplab_contract.errors import SpecError, XcplabError
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
@@ -134,8 +137,9 @@ def history(request: Request, pu: CurrentPageUser, db: DB, state: State | None =
 
 def _submit_form(request: Request, pu: PageUser, service: Service, *, status_code: int = 200,
                  **context: Any) -> Response:
-    values: dict[str, Any] = {"spec": "", "overrides": "", "pool": service.settings.default_pool,
-              "example": "", "lines": None, "problems": [], "error": None, "valid": None}
+    values: dict[str, Any] = {"spec": "", "overrides": "", "grid": "", "repeat": 1,
+                              "pool": service.settings.default_pool, "example": "",
+                              "lines": None, "problems": [], "error": None, "valid": None}
     values.update(context)
     return render(request, "submit.html", status_code=status_code, user=pu,
                   examples=views.examples(), pools=sorted(service.settings.pools), **values)
@@ -159,6 +163,8 @@ async def submit(request: Request, pu: CurrentPageUser, db: DB, service: Service
                  spec: Annotated[str, Form()] = "",
                  upload: Annotated[UploadFile | None, File()] = None,
                  overrides: Annotated[str, Form()] = "",
+                 grid: Annotated[str, Form()] = "",
+                 repeat: Annotated[int, Form(ge=1, le=100)] = 1,
                  pool: Annotated[str, Form(max_length=64)] = "",
                  action: Annotated[str, Form()] = "submit") -> Response:
     check_csrf(request, pu.token, csrf)
@@ -167,8 +173,23 @@ async def submit(request: Request, pu: CurrentPageUser, db: DB, service: Service
         body = await upload.read(service.settings.max_spec_bytes + 1)
     sets = [s.strip() for s in overrides.splitlines() if s.strip()]
     shown = body.decode("utf-8", errors="replace")
-    form: dict[str, Any] = {"spec": shown, "overrides": overrides, "pool": pool}
+    form: dict[str, Any] = {"spec": shown, "overrides": overrides, "pool": pool, "grid": grid,
+                            "repeat": repeat}
     try:
+        axes = [parse_param(line) for line in grid.splitlines() if line.strip()]
+        if axes or repeat > 1:
+            # A sweep: the API's own handler; each override is a one-value axis.
+            params = {o.partition("=")[0].strip(): [o.partition("=")[2].strip()] for o in sets}
+            params.update({a.path: list(a.values) for a in axes})
+            if action == "validate":
+                check_spec(body, service.settings, overrides=sets)
+                sweeps.check_count(params, repeat, service.settings)
+                return _submit_form(request, pu, service, valid=(
+                    f"valid: a sweep of {len(sweeps.grid(params, repeat))} runs"), **form)
+            made = create_sweep(SweepIn(spec=body.decode("utf-8", errors="replace"),
+                                        params=params, repeat=repeat, pool=pool or None),
+                                pu.user, db, service)
+            return RedirectResponse(f"/ui/sweeps/{made[0].sweep_id}", status_code=303)
         if action == "validate":
             checked = check_spec(body, service.settings, overrides=sets)
             return _submit_form(request, pu, service, valid=(
@@ -277,6 +298,28 @@ def archive(run_id: str, pu: CurrentPageUser, db: DB) -> FileResponse:
     experiments.require_finished(exp)
     path = results.archive(exp)
     return FileResponse(path, media_type="application/gzip", filename=path.name)
+
+
+@router.get("/sweeps/{sweep_id}")
+def sweep_page(request: Request, sweep_id: str, pu: CurrentPageUser, db: DB) -> Response:
+    sweep, exps = sweeps.get(db, pu.user, sweep_id)
+    table = sweeps.table(sweep, exps)
+    columns: list[str] = []
+    for row in table or []:
+        columns += [c for c in row if c not in columns]
+    return render(request, "sweep.html", user=pu, sweep=sweep,
+                  runs=[ExperimentOut.of(e) for e in exps], table=table, columns=columns,
+                  fmt=rt.fmt, terminal=TERMINAL)
+
+
+@router.get("/sweeps/{sweep_id}/table.csv")
+def sweep_csv(sweep_id: str, pu: CurrentPageUser, db: DB) -> Response:
+    sweep, exps = sweeps.get(db, pu.user, sweep_id)
+    table = sweeps.table(sweep, exps)
+    if table is None:
+        raise Conflict(f"sweep {sweep_id} has runs still queued or running")
+    return Response(sweeps.table_csv(table), media_type="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{sweep_id}.csv"'})
 
 
 @router.get("/runs/{run_id}/spec.yaml")
