@@ -200,6 +200,10 @@ class Flow:
     # The receiver's ACK policy (xcpperf flows): False = every segment
     # (server --no-delayed-ack); kernel flows keep the kernel's delayed ACKs.
     delayed_ack: bool = True
+    # xcpperf senders: when the timeout back-off ends (sample | new_data, --rto-backoff)
+    # and which ACKs' XCP feedback counts (all_acks | new_acks, --xcp-feedback).
+    rto_backoff: str = "sample"
+    xcp_feedback: str = "all_acks"
 
 
 @dataclass(frozen=True)

@@ -235,7 +235,8 @@ class Planner:
                                                ixcp_link_id=ixcp.access_link_id(
                                                    fwd.dirs, self._ixcp_ids)
                                                if f.proto == "xcp" else None),
-                 recovery=f.recovery, delayed_ack=f.delayed_ack)
+                 recovery=f.recovery, delayed_ack=f.delayed_ack,
+                 rto_backoff=f.rto_backoff, xcp_feedback=f.xcp_feedback)
             for f, fwd, src_addr, dst_addr, rtt in flow_rows)
         return Plan(
             experiment=self.spec.name, run_id=self.run_id, run_tag=self.tag,

@@ -56,6 +56,10 @@ def client_argv(flow: RFlow, src_addr: str, dst_addr: str,
             argv += ["--rate", str(flow.rate_bps)]
         if flow.recovery != "sack":  # sack is xcpperf's default: older binaries lack the option
             argv += ["--loss-recovery", flow.recovery]
+        if flow.rto_backoff != "sample":  # likewise: only when not xcpperf's default
+            argv += ["--rto-backoff", flow.rto_backoff.replace("_", "-")]
+        if flow.xcp_feedback != "all_acks":
+            argv += ["--xcp-feedback", flow.xcp_feedback.replace("_", "-")]
         if xcpi:
             argv += ["--xcpi"]
         if ixcp_link_id is not None:

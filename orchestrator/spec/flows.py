@@ -123,6 +123,17 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
                   "delayed_ack: true on this flow or use one of those protos" + origin)
         if proto in ("tcp", "udp"):
             delayed_ack = True
+        rto_backoff = get("rto_backoff", "sample")
+        if proto in ("tcp", "udp") and rto_backoff != "sample":
+            where, origin = blame("rto_backoff")
+            r.bad(where, "rto_backoff applies to the userspace stack (proto xcp, newreno, "
+                  "hstcp); kernel TCP keeps Linux's rule (sample)" + origin)
+            rto_backoff = "sample"
+        xcp_feedback = get("xcp_feedback", "all_acks")
+        if proto != "xcp" and xcp_feedback != "all_acks":
+            where, origin = blame("xcp_feedback")
+            r.bad(where, f"xcp_feedback applies to xcp flows, not {proto}" + origin)
+            xcp_feedback = "all_acks"
         port = f.port if f.port is not None else FIRST_PORT + i
         pkey = (f.dst, port)
         if pkey in ports:
@@ -134,7 +145,8 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             stop_s=None if size is not None else stop,
             size_bytes=size, parallel=get("parallel", 1),
             rate_bps=None if rate is None else max(1, round(rate * spec.scale)),
-            port=port, recovery=recovery, delayed_ack=delayed_ack))
+            port=port, recovery=recovery, delayed_ack=delayed_ack,
+            rto_backoff=rto_backoff, xcp_feedback=xcp_feedback))
     _kernel_sack_agrees(r, out)
     return out
 

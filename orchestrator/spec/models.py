@@ -32,6 +32,8 @@ KernelCC = Literal["reno", "cubic", "bbr"]
 # Loss recovery: SACK-based (default), NewReno (RFC 6582, no SACK), Reno (one hole per
 # fast recovery). Kernel TCP offers sack and newreno (net.ipv4.tcp_sack per namespace).
 Recovery = Literal["sack", "newreno", "reno"]
+RtoBackoff = Literal["sample", "new_data"]
+XcpFeedback = Literal["all_acks", "new_acks"]
 Op = Literal[">=", "<=", ">", "<", "=="]
 Metric = Literal[
     # per flow (flow:, or flows: for their sum)
@@ -156,6 +158,13 @@ class FlowParams(Strict):
     # seeds' XCP sinks built on it) do; true (default): every second segment or
     # 40 ms, as TCP stacks do. xcpperf flows only (xcp, newreno, hstcp).
     delayed_ack: bool | None = None
+    # When the sender's timeout back-off ends: `sample` (default) at the next RTT
+    # sample, as Linux; `new_data` once data sent after the timeout is ACKed, as
+    # ns-2's TcpAgent. xcpperf flows only (xcpperf --rto-backoff).
+    rto_backoff: RtoBackoff | None = None
+    # Which ACKs' XCP feedback the sender applies: `all_acks` (default) or
+    # `new_acks` (a duplicate ACK's is dropped, as ns-2's XcpAgent). xcp flows only.
+    xcp_feedback: XcpFeedback | None = None
 
 
 class FlowSpec(FlowParams):

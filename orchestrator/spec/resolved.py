@@ -80,6 +80,8 @@ class RFlow(Frozen):
     port: int
     recovery: Literal["sack", "newreno", "reno"] = "sack"
     delayed_ack: bool = True  # false: the receiver ACKs every segment (xcpperf --no-delayed-ack)
+    rto_backoff: Literal["sample", "new_data"] = "sample"  # xcpperf --rto-backoff
+    xcp_feedback: Literal["all_acks", "new_acks"] = "all_acks"  # xcpperf --xcp-feedback
 
     @property
     def tool(self) -> Literal["xcpperf", "iperf3"]:

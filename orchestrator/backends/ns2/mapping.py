@@ -99,7 +99,8 @@ def parameter_record(mapping: dict[str, Any], ns_defaults: dict[str, Any]) -> di
                     "xcp_header_bytes": 0,  # ns-2's hdr_xcp adds nothing to a packet's size
                     "payload_bytes": {f["id"]: f["packetSize_"] for f in mapping["flows"]}},
         "agents": {f["id"]: {k: f[k] for k in ("agent", "sink", "packetSize_", "windowOption_",
-                                               "substitutions")} for f in mapping["flows"]},
+                                               "ts_resetRTO_", "substitutions")}
+                   for f in mapping["flows"]},
         "receiver_window_packets": RECEIVER_WINDOW_PACKETS,
         "ns_defaults": ns_defaults,
     }
@@ -114,11 +115,14 @@ class AgentMap:
     payload_bytes: int  # packetSize_
     window_option: int | None  # 8 = HighSpeed TCP (RFC 3649)
     substitutions: tuple[str, ...]  # what the flow asked that the agent does differently
+    # ts_resetRTO_: true ends the RTO back-off at the next timestamp sample (the flow's
+    # rto_backoff sample, xcpperf's and Linux's rule); ns-2's default false is new_data.
+    ts_reset_rto: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "sink": self.sink, "packetSize_": self.payload_bytes,
                 "wire_bytes": WIRE_BYTES, "windowOption_": self.window_option,
-                "substitutions": list(self.substitutions)}
+                "ts_resetRTO_": self.ts_reset_rto, "substitutions": list(self.substitutions)}
 
 
 _TCP_AGENT = {"sack": "Agent/TCP/Sack1", "newreno": "Agent/TCP/Newreno", "reno": "Agent/TCP/Reno"}
@@ -136,9 +140,12 @@ def agent_for(flow: Flow) -> AgentMap:
         if flow.delayed_ack:
             subs.append("delayed ACKs -> an ACK per segment: ns-2.35's XCP sink "
                         "(Agent/TCPSink/XCPSink) has no delayed-ACK variant")
+        if flow.xcp_feedback == "all_acks":
+            subs.append("XCP feedback from every ACK -> from new ACKs only: ns-2.35's XCP "
+                        "sender (recv_newack_helper) drops a duplicate ACK's feedback")
         payload = WIRE_BYTES - TCPIP_HEADER_BYTES - TIMESTAMP_OPTION_BYTES
         return AgentMap("Agent/TCP/Reno/XCP", "Agent/TCPSink/XCPSink", payload, None,
-                        tuple(subs))
+                        tuple(subs), ts_reset_rto=flow.rto_backoff == "sample")
     agent = _TCP_AGENT[flow.recovery]
     sack = flow.recovery == "sack"
     sink = "Agent/TCPSink/Sack1" if sack else "Agent/TCPSink"
@@ -150,7 +157,8 @@ def agent_for(flow: Flow) -> AgentMap:
         subs.append(f"kernel TCP (cc {flow.cc or 'reno'}, recovery {flow.recovery}) -> "
                     f"{agent}: ns-2's one-way TCP of the same congestion control and "
                     "recovery (no Linux pacing, initial window 2, 10 ms timer tick)")
-    return AgentMap(agent, sink, WIRE_BYTES - TCPIP_HEADER_BYTES, window_option, tuple(subs))
+    return AgentMap(agent, sink, WIRE_BYTES - TCPIP_HEADER_BYTES, window_option, tuple(subs),
+                    ts_reset_rto=flow.rto_backoff == "sample")
 
 
 def queue_limit_packets(d: Direction) -> int:

@@ -167,6 +167,8 @@ def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
             ]
             if amap.window_option is not None:
                 lines.append(f"${t} set windowOption_ {amap.window_option}")
+            if amap.ts_reset_rto:  # the flow's rto_backoff: sample (ns-2's default: new_data)
+                lines.append(f"${t} set ts_resetRTO_ true")
             lines += [
                 f"$ns attach-agent $n({node_ix[f.src]}) ${t}",
                 f"set {k} [new {amap.sink}]",
