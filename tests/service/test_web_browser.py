@@ -144,6 +144,9 @@ def test_broken_spec_shows_its_error_at_its_line(server, browser) -> None:
     bad = spec_text("broken").replace("capacity: 10Mbps", "capacity: fast", 1)
     line = next(i for i, t in enumerate(bad.splitlines(), 1) if "fast" in t)
     fill(browser, "#spec", bad)
+    # checked as you type, before any submit
+    assert f"submitted.yaml:{line}: links[0].capacity" in wait_for(
+        browser, "#as-you-type li.error").text
     click(browser, "#submit")
     row = wait_for(browser, f"#line-{line}.bad")
     assert re.search(rf"submitted\.yaml:{line}: links\[0\]\.capacity", row.text), row.text

@@ -251,3 +251,15 @@ def test_live_metrics_are_read_from_the_run_directory_while_it_runs(api: Api) ->
     assert 'id="live"' in page and 'id="chart"' in page
     api.client.post(f"/ui/runs/{run_id}/cancel", data={"csrf": login(api, "alice")})
     assert api.wait("alice", run_id)["state"] == "cancelled"
+
+
+def test_validation_as_you_type_answers_the_problem_lines(api: Api) -> None:
+    csrf = login(api, "alice")
+    bad = spec_text().replace("capacity: 10Mbps", "capacity: fast", 1)
+    r = api.client.post("/ui/validate", data={"spec": bad, "csrf": csrf})
+    assert r.status_code == 200 and r.json()["ok"] is False
+    assert r.json()["lines"][0].startswith("submitted.yaml:8: links[0].capacity")
+    r = api.client.post("/ui/validate", data={"spec": spec_text(), "csrf": csrf,
+                                              "overrides": "duration=2s"})
+    assert r.json() == {"ok": True, "lines": ["valid: svc-test, 3 nodes, 1 flows, 2 s"]}
+    assert api.client.post("/ui/validate", data={"spec": bad}).status_code == 401

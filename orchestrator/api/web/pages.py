@@ -211,6 +211,24 @@ async def submit(request: Request, pu: CurrentPageUser, db: DB, service: Service
     return RedirectResponse(f"/ui/runs/{exp.id}", status_code=303)
 
 
+@router.post("/validate")
+def validate(request: Request, pu: CurrentPageUser, service: ServiceDep,
+             csrf: Annotated[str | None, Form()] = None,
+             spec: Annotated[str, Form()] = "",
+             overrides: Annotated[str, Form()] = "") -> dict[str, Any]:
+    """Validation as you type: the submit form's script posts the spec here (JSON answer)."""
+    check_csrf(request, pu.token, csrf)
+    sets = [s.strip() for s in overrides.splitlines() if s.strip()]
+    try:
+        checked = check_spec(spec.encode(), service.settings, overrides=sets)
+    except SpecError as e:
+        return {"ok": False, "lines": [str(p) for p in e.problems]}
+    except XcplabError as e:
+        return {"ok": False, "lines": [str(e)]}
+    return {"ok": True, "lines": [f"valid: {checked.name}, {checked.nodes} nodes, "
+                                  f"{checked.flows} flows, {checked.duration_s:g} s"]}
+
+
 def _experiment(db: Session, pu: PageUser, run_id: str) -> Experiment:
     return experiments.get(db, pu.user, run_id)
 

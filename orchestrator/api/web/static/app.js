@@ -10,7 +10,33 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   const live = document.getElementById("live");
   if (live) followRun(live);
+  const spec = document.querySelector("textarea[data-validate]");
+  if (spec) validateAsYouType(spec);
 });
+
+// The submit form: the spec is checked by the server (the same validation as a submit)
+// 600 ms after the last keystroke; its problems are listed under the text area.
+function validateAsYouType(spec) {
+  const form = spec.form, out = document.getElementById("as-you-type");
+  let timer = null, seq = 0;
+  const check = async () => {
+    const mine = ++seq;
+    const body = new FormData();
+    for (const name of ["csrf", "spec", "overrides"]) body.append(name, form.elements[name].value);
+    const r = await fetch(spec.dataset.validate, { method: "POST", body, credentials: "same-origin" });
+    if (!r.ok || mine !== seq) return;
+    const answer = await r.json();
+    out.replaceChildren(...answer.lines.map((line) => {
+      const li = document.createElement("li");
+      li.textContent = line;
+      li.className = answer.ok ? "ok" : "error";
+      return li;
+    }));
+  };
+  const later = () => { clearTimeout(timer); timer = setTimeout(() => check().catch(() => {}), 600); };
+  spec.addEventListener("input", later);
+  form.elements["overrides"].addEventListener("input", later);
+}
 
 function followRun(section) {
   const $ = (id) => document.getElementById(id);
