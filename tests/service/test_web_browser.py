@@ -65,7 +65,7 @@ def browser(request: pytest.FixtureRequest, downloads: Path) -> Iterator[Any]:
     opts = webdriver.ChromeOptions()
     opts.binary_location = str(CHROMIUM)
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,1000", "--no-first-run", "--disable-extensions"):
+                "--window-size=1280,1800", "--no-first-run", "--disable-extensions"):
         opts.add_argument(arg)
     opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
                                            "download.prompt_for_download": False})
@@ -173,7 +173,11 @@ def test_good_spec_runs_to_its_result_and_archive(server, browser, downloads) ->
     rows = "".join(f"{t / 10:.1f},f{k},{(k + 1) * 1e6 * t / 10}\n"
                    for t in range(1, 20) for k in (1, 2))
     (metrics / "flow.csv").write_text("t_s,flow,throughput_bps\n" + rows)
-    wait_for(browser, "#chart-note", text="38 samples")
+    links = "".join(f"{t / 10:.1f},r1->h2,{min(1, t / 10)},{t % 7},{3000 - 300 * t}\n"
+                    for t in range(1, 20))
+    (metrics / "link.csv").write_text("t_s,link,utilization,queue_pkts,xcp_phi\n" + links)
+    (metrics / "event.csv").write_text("t_s,kind,target,detail\n0.5,loss,r1->h2,{}\n")
+    wait_for(browser, "#chart-note", text="38 flow samples, 19 link samples, 1 events")
     assert float(wait_for(browser, "#progress").get_attribute("value")) > 0
     shot(browser, "05-live-running")
     # The page follows the SSE stream and turns into the result page by itself.

@@ -61,27 +61,49 @@ function followRun(section) {
     if (!finished) $("chart-note").textContent = "Lost the live stream; retrying…";
   };
 
-  const series = new Map(); // flow -> [[t, Mb/s], ...]
-  let offset = 0;
-  async function pollMetrics() {
-    const url = section.dataset.metrics + "?measurement=flow&offset=" + offset;
+  // Each live chart: which measurement, which column names a line, which is drawn.
+  const charts = [
+    { canvas: "chart", measurement: "flow", key: "flow", value: "throughput_bps", scale: 1e-6, unit: "Mb/s" },
+    { canvas: "chart-util", measurement: "link", key: "link", value: "utilization", scale: 1, unit: "" },
+    { canvas: "chart-queue", measurement: "link", key: "link", value: "queue_pkts", scale: 1, unit: "pkts" },
+    { canvas: "chart-phi", measurement: "link", key: "link", value: "xcp_phi", scale: 1e-3, unit: "kB/interval" },
+  ];
+  for (const c of charts) c.series = new Map(); // line name -> [[t, y], ...]
+  const offsets = { flow: 0, link: 0, event: 0 };
+  const events = []; // [t, "kind target"]
+  async function fetchRows(measurement) {
+    const url = section.dataset.metrics + "?measurement=" + measurement + "&offset=" + offsets[measurement];
     const r = await fetch(url, { credentials: "same-origin" });
-    if (!r.ok) return;
+    if (!r.ok) return null;
     const m = await r.json();
-    const col = (name) => m.columns.indexOf(name);
-    const [it, iflow, ibps] = [col("t_s"), col("flow"), col("throughput_bps")];
-    if (it < 0 || iflow < 0 || ibps < 0) return;
-    for (const row of m.rows) {
-      if (row[ibps] === null || row[ibps] === "") continue;
-      const key = String(row[iflow]);
-      if (!series.has(key)) series.set(key, []);
-      series.get(key).push([Number(row[it]), Number(row[ibps]) / 1e6]);
+    offsets[measurement] += m.rows.length;
+    return m;
+  }
+  async function pollMetrics() {
+    const ev = await fetchRows("event");
+    if (ev && ev.columns.includes("t_s")) {
+      const [it, ik, ig] = ["t_s", "kind", "target"].map((n) => ev.columns.indexOf(n));
+      for (const row of ev.rows) events.push([Number(row[it]), row[ik] + " " + (ig >= 0 ? row[ig] : "")]);
     }
-    offset += m.rows.length;
-    if (series.size) {
-      $("chart-note").textContent = offset + " samples";
-      draw($("chart"), series);
+    for (const measurement of ["flow", "link"]) {
+      const m = await fetchRows(measurement);
+      if (!m) continue;
+      for (const c of charts.filter((c) => c.measurement === measurement)) {
+        const [it, ik, iv] = ["t_s", c.key, c.value].map((n) => m.columns.indexOf(n));
+        if (it < 0 || ik < 0 || iv < 0) continue;
+        for (const row of m.rows) {
+          if (row[iv] === null || row[iv] === "") continue;
+          const key = String(row[ik]);
+          if (!c.series.has(key)) c.series.set(key, []);
+          c.series.get(key).push([Number(row[it]), Number(row[iv]) * c.scale]);
+        }
+      }
     }
+    let drawn = 0;
+    for (const c of charts) {
+      if (c.series.size) { draw($(c.canvas), c.series, c.unit, events); drawn += 1; }
+    }
+    if (drawn) $("chart-note").textContent = offsets.flow + " flow samples, " + offsets.link + " link samples, " + events.length + " events";
   }
   const timer = setInterval(() => {
     if (finished) { clearInterval(timer); return; }
@@ -91,7 +113,7 @@ function followRun(section) {
 
 const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
 
-function draw(canvas, series) {
+function draw(canvas, series, unit, events) {
   const ctx = canvas.getContext("2d");
   const w = canvas.width, h = canvas.height, pad = 40;
   let tmax = 0, ymax = 0;
@@ -103,8 +125,16 @@ function draw(canvas, series) {
   ctx.strokeStyle = "#888"; ctx.fillStyle = "#333"; ctx.font = "12px sans-serif";
   ctx.beginPath(); ctx.moveTo(pad, 10); ctx.lineTo(pad, h - pad); ctx.lineTo(w - 10, h - pad);
   ctx.stroke();
-  ctx.fillText(ymax.toFixed(1) + " Mb/s", 2, 20);
+  ctx.fillText(ymax.toPrecision(3) + " " + unit, 2, 20);
+  for (const [t] of events) tmax = Math.max(tmax, t);
   ctx.fillText(tmax.toFixed(1) + " s", w - 60, h - pad + 16);
+  ctx.strokeStyle = "#bbb"; ctx.setLineDash([4, 4]);
+  events.forEach(([t, label], k) => { // timeline events: dashed verticals, labelled
+    const x = pad + (w - pad - 10) * t / tmax;
+    ctx.beginPath(); ctx.moveTo(x, 10); ctx.lineTo(x, h - pad); ctx.stroke();
+    ctx.fillStyle = "#777"; ctx.fillText(label, x + 2, 24 + 12 * (k % 4));
+  });
+  ctx.setLineDash([]);
   let i = 0;
   for (const [flow, pts] of series) {
     const colour = COLOURS[i % COLOURS.length];
