@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,27 @@ def write_spec(tmp: Path, duration: str) -> Path:
 def xcplab(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "orchestrator.cli", *args],
                           capture_output=True, text=True, check=False, **kw)
+
+
+def run_spec(spec: Path, out: Path, *sets: str, timeout: float = 180) -> tuple[Path, dict]:
+    """`xcplab run SPEC --out OUT --set ...`: (run dir, summary.json). Exit 3 (completed
+    but flagged unfaithful) is accepted: callers assert the physics and name the verdict
+    (`fidelity_note`) so a disturbed machine is not taken for a bug."""
+    args = ["run", str(spec), "--out", str(out), "--no-progress"]
+    for s in sets:
+        args += ["--set", s]
+    res = xcplab(*args, timeout=timeout)
+    lines = res.stdout.strip().splitlines()
+    assert res.returncode in (0, 3) and lines, (
+        f"xcplab run {spec.name} {' '.join(sets)} exited {res.returncode}\n"
+        f"{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
+    run_dir = Path(lines[-1])
+    return run_dir, json.loads((run_dir / "summary.json").read_text())
+
+
+def fidelity_note(summary: dict) -> str:
+    fid = summary.get("fidelity") or {}
+    return "faithful" if fid.get("ok") else f"UNFAITHFUL: {fid.get('problems')}"
 
 
 def netns_with(tag: str) -> list[str]:
