@@ -242,6 +242,26 @@ class Capture:
 
 
 @dataclass(frozen=True)
+class Trial:
+    """An incremental-deployment trial's choices (spec `topology:`, `deployment:`,
+    `traffic:`; docs/deployment.md): how the routers were generated, which of them
+    got the deployed protocol's queue (in rank order), which flows a matrix drew."""
+
+    generator: str | None  # tiers | waxman | barabasi-albert | dumbbells | graphml
+    topology_seed: int | None
+    tiers: dict[str, str]  # router -> core | aggregation | edge
+    protocol: str | None  # the deployed queue kind
+    fraction: float | None
+    strategy: str | None
+    deployment_seed: int | None
+    deployed: tuple[str, ...]
+    default_queue: str | None  # what the other routers run
+    matrix: str | None  # uniform | gravity | hotspot
+    traffic_seed: int | None
+    traffic_flows: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Plan:
     experiment: str
     run_id: str
@@ -256,6 +276,7 @@ class Plan:
     timeline: tuple[Event, ...]  # sorted by (t_s, order in spec)
     format: int = PLAN_FORMAT
     captures: tuple[Capture, ...] = ()
+    trial: Trial | None = None  # incremental-deployment trials only
 
     # -- lookups ---------------------------------------------------------
     def node(self, name: str) -> Node:

@@ -17,6 +17,7 @@ from orchestrator.plan import addressing, engine, ixcp, tools, xcpi
 from orchestrator.plan.captures import plan_captures
 from orchestrator.plan.routing import Hop, all_routes
 from orchestrator.plan.timeline import build_timeline
+from orchestrator.plan.trial import plan_trial
 from orchestrator.spec.resolved import RDirection, ResolvedSpec
 from xcplab_contract import naming
 from xcplab_contract.errors import PlanError
@@ -244,7 +245,7 @@ class Planner:
             metrics_interval_s=self.spec.metrics_interval_s, scale=self.spec.scale,
             nodes=nodes, links=tuple(links), flows=flows,
             timeline=build_timeline(self.spec, tuple(links), flows),
-            captures=plan_captures(self.spec, links))
+            captures=plan_captures(self.spec, links), trial=plan_trial(self.spec.trial))
 
 
 def make_plan(spec: ResolvedSpec, run_id: str) -> Plan:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from orchestrator.plan.trial import render_trial
 from orchestrator.units import fmt_duration, fmt_rate, fmt_size
 from xcplab_contract.plan import Direction, Plan
 
@@ -34,6 +35,8 @@ def render(plan: Plan) -> str:
     out = [(f"experiment {plan.experiment}  run {plan.run_id} (tag {plan.run_tag})  "
            f"seed {plan.seed}  duration {fmt_duration(plan.duration_s)}  "
            f"interval {fmt_duration(plan.metrics_interval_s)}  scale {plan.scale:g}"), ""]
+    if plan.trial is not None:
+        out += render_trial(plan.trial)
     out.append("NODES")
     rows = []
     for n in plan.nodes:

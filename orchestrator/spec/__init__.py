@@ -20,23 +20,29 @@ from orchestrator.spec.overrides import apply_overrides
 from orchestrator.spec.problems import error_paths, from_validation_error, prune
 from orchestrator.spec.resolve import expand_links, resolve
 from orchestrator.spec.resolved import ResolvedSpec
+from orchestrator.spec.trial import expand as expand_trial
+from orchestrator.spec.trial_models import RTrial
 from xcplab_contract.errors import SpecError, SpecProblem
 
 __all__ = ["ResolvedSpec", "Spec", "load_spec", "load_spec_text", "parse_spec", "read_spec_text"]
 
 
-def _data(text: str, file: str, overrides: list[str] | None) -> tuple[dict[str, Any], Lines]:
+def _data(text: str, file: str, overrides: list[str] | None,
+          ) -> tuple[dict[str, Any], Lines, RTrial | None]:
     """YAML with overrides applied, without top-level `x-...` keys: those hold YAML
     anchors for reuse (`x-access: &access {capacity: 80Mbps}` ... `<<: *access`),
-    as in docker-compose, and are not part of the experiment."""
+    as in docker-compose, and are not part of the experiment. A trial's `topology:`,
+    `deployment:` and `traffic:` are expanded into nodes, links and flows here
+    (orchestrator/spec/trial.py), before anything is validated."""
     data, lines = load_yaml(text, file)
     apply_overrides(data, lines, list(overrides or ()))
-    return {k: v for k, v in data.items() if not k.startswith("x-")}, lines
+    data = {k: v for k, v in data.items() if not k.startswith("x-")}
+    return data, lines, expand_trial(data, lines, file)
 
 
 def parse_spec(text: str, file: str, overrides: list[str] | None = None) -> tuple[Spec, Lines]:
     """Structural validation only (types, units, unknown keys)."""
-    data, lines = _data(text, file, overrides)
+    data, lines, _trial = _data(text, file, overrides)
     try:
         return Spec.model_validate(data), lines
     except ValidationError as e:
@@ -80,7 +86,7 @@ def _also_cross_references(data: dict[str, Any], lines: Lines, exc: ValidationEr
 
 def load_spec_text(text: str, file: str = "<spec>",
                    overrides: list[str] | None = None) -> ResolvedSpec:
-    data, lines = _data(text, file, overrides)
+    data, lines, trial = _data(text, file, overrides)
     try:
         spec = Spec.model_validate(data)
     except ValidationError as e:
@@ -88,7 +94,7 @@ def load_spec_text(text: str, file: str = "<spec>",
         raise _also_cross_references(data, lines, e, first) from None
     resolved = resolve(spec, lines)
     check_bounds(spec, resolved, lines, [x.path for x in expand_links(spec)])
-    return resolved
+    return resolved if trial is None else resolved.model_copy(update={"trial": trial})
 
 
 def read_spec_text(path: str | Path) -> str:

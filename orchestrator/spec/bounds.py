@@ -99,6 +99,15 @@ MAX_LINKS = 2_000          # after chains are expanded; two engine ports each
 # 10 s start timeout of agents/engines.py; chosen well above any seed topology (4).
 MAX_PORTS_PER_ROUTER = 64
 MAX_FLOWS = 1_000          # counting `parallel`: one xcpperf/iperf3 connection each
+# Generated topologies (spec `topology:`, orchestrator/spec/trial.py): checked before a
+# graph is drawn, so generating is bounded too; the generated nodes, links, flows and
+# ports then meet the counts above like written ones. A tier generator's router count
+# is core x (1 + aggregation x (1 + edge)); it and the hosts must stay within MAX_NODES.
+MAX_TIER_ROUTERS = 100      # core routers (a ring past 4)
+MAX_TIER_FANOUT = 32        # aggregation per core, edge per aggregation, dumbbells
+MAX_HOSTS_PER_EDGE = 16     # hosts hanging off each edge router
+MAX_GENERATED_DEGREE = 16   # Barabasi-Albert links per new router (< MAX_PORTS_PER_ROUTER)
+MAX_GRAPHML_BYTES = 4 * MiB  # an imported GraphML file (the Topology Zoo's largest: ~1 MB)
 MAX_TIMELINE_EVENTS = 10_000
 MAX_CHECKS = 1_000
 # Metric rows the run directory receives: (duration / metrics_interval) x (link

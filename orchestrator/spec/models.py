@@ -25,6 +25,7 @@ from pydantic_core import CoreSchema
 
 from orchestrator.spec.captures import CaptureSpec
 from orchestrator.spec.queue import QueueSpec
+from orchestrator.spec.trial_models import DeploymentSpec, TopologySpec, TrafficSpec
 from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rate, Size
 
 Proto = Literal["xcp", "newreno", "hstcp", "tcp", "udp"]
@@ -305,3 +306,8 @@ class Spec(Strict):
     timeline: list[EventSpec] = Field(default_factory=list)
     expect: list[Check] = Field(default_factory=list)
     captures: list[CaptureSpec] = Field(default_factory=list)  # docs/captures.md
+    # incremental-deployment trials (docs/deployment.md): expanded into nodes, links,
+    # flows and router queues before validation (orchestrator/spec/trial.py)
+    topology: TopologySpec | None = None
+    deployment: DeploymentSpec | None = None
+    traffic: TrafficSpec | None = None

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator import units
 from orchestrator.spec.captures import RCapture
+from orchestrator.spec.trial_models import RTrial
 
 
 class Frozen(BaseModel):
@@ -147,6 +148,7 @@ class ResolvedSpec(Frozen):
     timeline: list[REvent]
     expect: list[RCheck]
     captures: list[RCapture] = Field(default_factory=list)  # one per captured direction
+    trial: RTrial | None = None  # a trial's generated topology and deployment choice
 
     def node(self, name: str) -> RNode:
         return next(n for n in self.nodes if n.name == name)

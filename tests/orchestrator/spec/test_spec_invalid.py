@@ -29,7 +29,8 @@ CASES = [
     ("unknown top-level key",
      "durration: 5s\n" + BASE,
      [(f"{F}:1: durration: unknown key 'durration'; valid keys: name, description, duration, "
-      "seed, metrics_interval, scale, defaults, nodes, links, flows, timeline, expect, captures")]),
+      "seed, metrics_interval, scale, defaults, nodes, links, flows, timeline, expect, captures, "
+      "topology, deployment, traffic")]),
     ("missing required",
      edit(("duration: 10s\n", "")),
      [f"{F}:1: duration: required key missing"]),

@@ -1,0 +1,141 @@
+"""The trial sections of a spec (issue 17): `topology:`, `deployment:`, `traffic:`.
+
+They are expanded into ordinary `nodes`, `links` and `flows` (and router queues)
+before the spec is validated (orchestrator/spec/trial.py), so everything a generated
+topology produces is checked like a hand-written one. Every size-driving number has
+its bound in orchestrator/spec/bounds.py. `RTrial` is what the expansion chose,
+recorded in the resolved spec and the plan.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.spec import bounds
+from orchestrator.spec.types import BufferSize, Duration, Probability, Rate
+
+Strategy = Literal["core-first", "edge-first", "peering", "random", "highest-degree",
+                   "highest-betweenness"]
+Protocol = Literal["xcp", "xcpi", "ixcp"]
+Matrix = Literal["uniform", "gravity", "hotspot"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LinkRule(_Strict):
+    """Capacity, delay and buffer of the generated links of one tier (a GraphML file's
+    own LinkSpeed and coordinates win over the rule)."""
+
+    capacity: Rate | None = None
+    delay: Duration | None = None
+    buffer: BufferSize | None = None
+
+
+class LinkRules(_Strict):
+    """Per tier: core-core links take `core`, links reaching an aggregation router
+    `aggregation`, links reaching an edge router `edge`, host links `access`."""
+
+    core: LinkRule | None = None
+    aggregation: LinkRule | None = None
+    edge: LinkRule | None = None
+    access: LinkRule | None = None
+
+
+class _Topo(_Strict):
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)  # default: the spec's seed
+    hosts_per_edge: int = Field(default=1, ge=0, le=bounds.MAX_HOSTS_PER_EDGE)
+    links: LinkRules | None = None
+
+
+class TiersTopo(_Topo):
+    generator: Literal["tiers"]
+    core: int = Field(ge=1, le=bounds.MAX_TIER_ROUTERS)
+    aggregation: int = Field(default=2, ge=0, le=bounds.MAX_TIER_FANOUT)  # per core router
+    edge: int = Field(default=2, ge=0, le=bounds.MAX_TIER_FANOUT)  # per aggregation router
+    redundancy: Probability = 0.0
+
+
+class _Flat(_Topo):
+    routers: int = Field(ge=2, le=bounds.MAX_NODES)
+    edge_routers: int | None = Field(default=None, ge=1, le=bounds.MAX_NODES)  # None: half
+
+
+class WaxmanTopo(_Flat):
+    generator: Literal["waxman"]
+    alpha: float = Field(default=0.4, gt=0, le=1)
+    beta: float = Field(default=0.4, gt=0, le=1)
+
+
+class BarabasiAlbertTopo(_Flat):
+    generator: Literal["barabasi-albert"]
+    degree: int = Field(default=2, ge=1, le=bounds.MAX_GENERATED_DEGREE)
+
+
+class DumbbellsTopo(_Topo):
+    generator: Literal["dumbbells"]
+    dumbbells: int = Field(ge=1, le=bounds.MAX_TIER_FANOUT)
+
+
+class GraphMLTopo(_Topo):
+    generator: Literal["graphml"]
+    file: str = Field(min_length=1)  # relative to the spec's directory
+    keep_largest: bool = False
+    edge_routers: int | None = Field(default=None, ge=1, le=bounds.MAX_NODES)
+
+
+TopologySpec = Annotated[TiersTopo | WaxmanTopo | BarabasiAlbertTopo | DumbbellsTopo
+                         | GraphMLTopo, Field(discriminator="generator")]
+
+
+class DeploymentSpec(_Strict):
+    """`fraction` of the routers (rounded half up) get `protocol`'s queue, chosen by
+    `strategy`; the others keep defaults.router.queue (built-in droptail)."""
+
+    protocol: Protocol
+    fraction: float = Field(ge=0, le=1)
+    strategy: Strategy
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)  # default: the spec's seed
+
+
+class TrafficSpec(_Strict):
+    """`flows` long-lived flows between the spec's hosts, pairs from a traffic matrix."""
+
+    matrix: Matrix
+    flows: int = Field(ge=1, le=bounds.MAX_FLOWS)
+    proto: Literal["xcp", "newreno", "hstcp", "tcp"] | None = None  # None: defaults.flow
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)  # default: the spec's seed
+    hotspots: int = Field(default=1, ge=1, le=bounds.MAX_NODES)
+    hot_share: Probability = 0.5
+    start_spread: Duration = 0.0  # starts uniform in [0, start_spread]
+    avoid_same_router: bool = True
+
+
+class TrialSections(BaseModel):
+    """The three sections alone (the rest of the spec is validated after expansion)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    topology: TopologySpec | None = None
+    deployment: DeploymentSpec | None = None
+    traffic: TrafficSpec | None = None
+
+
+class RTrial(_Strict):
+    """What the expansion chose: in resolved.json and (as `trial`) in plan.json."""
+
+    generator: str | None = None
+    topology_seed: int | None = None
+    tiers: dict[str, str] = Field(default_factory=dict)  # router -> core|aggregation|edge
+    protocol: str | None = None
+    fraction: float | None = None
+    strategy: str | None = None
+    deployment_seed: int | None = None
+    deployed: list[str] = Field(default_factory=list)  # in rank order
+    default_queue: str | None = None
+    matrix: str | None = None
+    traffic_seed: int | None = None
+    traffic_flows: list[str] = Field(default_factory=list)
