@@ -32,6 +32,16 @@ TEST(Options, LossRecoveryDefaultsToSackAndAcceptsEachMode) {
   }
 }
 
+TEST(Options, ParallelCarriesUpTo1024StreamsInOneProcess) {
+  // seed 001 goes to n = 1024 long flows: one process, n connections
+  const auto p = parse({"-c", "10.0.0.2", "-P", "1024"});
+  ASSERT_TRUE(std::holds_alternative<Options>(p));
+  EXPECT_EQ(std::get<Options>(p).parallel, 1024u);
+  const auto bad = parse({"-c", "10.0.0.2", "-P", "1025"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad));
+  EXPECT_NE(std::get<std::string>(bad).find("1..1024"), std::string::npos);
+}
+
 TEST(Options, BadLossRecoveryNamesTheOptionAndTheValidValues) {
   const auto p = parse({"-s", "--loss-recovery", "x"});
   ASSERT_TRUE(std::holds_alternative<std::string>(p));

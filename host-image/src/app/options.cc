@@ -114,7 +114,7 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
     } else if (a == "-P" || a == "--parallel") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;
-      if (!d || *d < 1 || *d > 128 || *d != std::floor(*d)) return need(a, "an integer in 1..128");
+      if (!d || *d < 1 || *d > 1024 || *d != std::floor(*d)) return need(a, "an integer in 1..1024");
       o.parallel = static_cast<uint32_t>(*d);
     } else if (a == "--cc") {
       auto v = value(a);
