@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print plan.json instead of tables")
     p.add_argument("--run-id", default="dry-run",
                    help="run id to plan for (names carry its tag; default: dry-run)")
+    p.add_argument("--graph", metavar="OUT.png|OUT.svg", default=None,
+                   help="also draw the topology, routers coloured by queue kind")
     p.set_defaults(func=run)
 
 
@@ -27,6 +29,13 @@ def run(args: argparse.Namespace) -> int:
     plan = make_plan(load_spec(args.spec, args.overrides), args.run_id)
     for w in warnings(plan):
         print(f"{args.spec}: warning: {w}", file=sys.stderr)
+    if args.graph:
+        from pathlib import Path
+
+        from orchestrator.plan.graph import draw
+
+        print(f"{args.spec}: topology drawn in {draw(plan, Path(args.graph))}",
+              file=sys.stderr)
     try:
         print(plan.to_json() if args.json else render(plan), flush=True)
     except BrokenPipeError:  # `xcplab plan X | head`: the reader left, not an error
