@@ -1,0 +1,86 @@
+"""Validate and plan time of a generated 1000-router trial (issue 17: target < 2 s).
+
+Spec: `topology: tiers` with 10 core, 9 aggregation per core and 10 edge per
+aggregation router (10 x (1 + 9 x 11) = 1000 routers, 1000 router links), one host per
+edge router (900 hosts, 900 access links), XCP deployed on 30 % highest-betweenness
+(betweenness sampled past 400 routers), 100 long-lived flows from a uniform matrix.
+
+1900 nodes exceed `bounds.MAX_NODES` (1000, hosts included), so the bench raises that
+bound for the measurement only; `scale.validate_1000_routers_refused` records that
+the unchanged bound refuses the spec. Figures (one measurement each, in-process, after
+imports; ~45 s on 2 cores):
+
+    scale.validate_1000_routers_s   load_spec_text: expand, validate, resolve, bounds
+    scale.plan_1000_routers_s       make_plan on the resolved spec
+    scale.cli_import_s              `python -m orchestrator.cli validate` of a 12-node
+                                    trial, wall time: what every CLI call adds
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from orchestrator.plan.planner import make_plan
+from orchestrator.spec import bounds, load_spec_text
+from xcplab_contract.errors import SpecError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SPEC = """\
+name: scale-1000
+duration: 10s
+topology:
+  generator: tiers
+  core: 10
+  aggregation: 9
+  edge: 10
+  hosts_per_edge: 1
+deployment: {protocol: xcp, fraction: 0.3, strategy: highest-betweenness}
+traffic: {matrix: uniform, flows: 100, proto: xcp}
+"""
+
+
+def _best(f: object, n: int = 1) -> float:
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        f()  # type: ignore[operator]
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def run() -> dict[str, dict[str, object]]:
+    try:
+        load_spec_text(SPEC, "scale.yaml")
+        refused = False
+    except SpecError:
+        refused = True
+    saved = bounds.MAX_NODES
+    bounds.MAX_NODES = 2000
+    try:
+        resolved = load_spec_text(SPEC, "scale.yaml")
+        validate = _best(lambda: load_spec_text(SPEC, "scale.yaml"))
+        plan = _best(lambda: make_plan(resolved, "scale-20260101-000000-0000"))
+    finally:
+        bounds.MAX_NODES = saved
+    routers = sum(1 for n in resolved.nodes if n.role == "router")
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "orchestrator.cli", "validate",
+                    str(ROOT / "experiments" / "deployment" / "tiers-trial.yaml")],
+                   cwd=ROOT, check=True, capture_output=True)
+    cli = time.perf_counter() - t0
+    return {"scale": {"validate_1000_routers_s": round(validate, 3),
+                      "plan_1000_routers_s": round(plan, 3),
+                      "cli_import_s": round(cli, 3),
+                      "validate_1000_routers_refused": refused,
+                      "routers": routers, "nodes": len(resolved.nodes),
+                      "links": len(resolved.links), "flows": len(resolved.flows)}}
+
+
+if __name__ == "__main__":
+    print(run())

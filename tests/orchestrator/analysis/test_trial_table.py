@@ -1,0 +1,49 @@
+"""Deployment-trial figures from a run directory (orchestrator/analysis/trial_table.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.analysis import trial_table
+
+
+def _run(tmp: Path, name: str, deployed: list[str], fraction: float) -> Path:
+    d = tmp / name
+    d.mkdir()
+    trial = {"protocol": "xcp", "fraction": fraction, "strategy": "core-first",
+             "deployed": deployed, "tiers": {"r1": "core", "r2": "edge"}}
+    plan = {"trial": trial, "flows": [{"path": ["h1", "r1", "r2", "h2"]},
+                                      {"path": ["h2", "r2", "r1", "h1"]}]}
+    links = {"h1->r1": {"capacity_mbps": 20, "utilization": 0.5},
+             "r1->r2": {"capacity_mbps": 5, "utilization": 0.9, "drops_queue": 10},
+             "r2->h2": {"capacity_mbps": 20, "utilization": 0.2},
+             "h2->r2": {"capacity_mbps": 20, "utilization": 0.1},
+             "r2->r1": {"capacity_mbps": 10, "utilization": 0.5, "drops_loss": 2},
+             "r1->h1": {"capacity_mbps": 20, "utilization": 0.3}}
+    flows = {"a": {"bytes": 1448 * 988, "throughput_mbps": 4.0, "retransmits": 3},
+             "b": {"bytes": 0, "throughput_mbps": 1.0, "retransmits": 1}}
+    (d / "plan.json").write_text(json.dumps(plan))
+    (d / "summary.json").write_text(json.dumps({"links": links, "flows": flows,
+                                                "jain_index": 0.7,
+                                                "fidelity": {"ok": True}}))
+    return d
+
+
+def test_row_figures(tmp_path):
+    r = trial_table.row(_run(tmp_path, "x", ["r1"], 0.5))
+    assert r["bottlenecks"] == "r1->r2 r2->r1"  # least capacity on each flow's path
+    assert r["bottleneck_util"] == pytest.approx(0.7)
+    assert r["loss"] == pytest.approx(12 / (12 + 988))
+    assert (r["goodput_mbps"], r["retransmits"], r["jain"]) == (5.0, 4, 0.7)
+    assert (r["protocol"], r["strategy"]) == ("xcp", "core-first")
+
+
+def test_all_or_none_deployed_has_no_strategy(tmp_path):
+    rs = trial_table.rows([_run(tmp_path, "a", [], 0), _run(tmp_path, "b", ["r1", "r2"], 1)])
+    assert [(r["protocol"], r["strategy"]) for r in rs] == [("-", "-"), ("xcp", "-")]
+    table = trial_table.markdown(rs)
+    assert table.count("\n") == 3 and "| - | - | 0 |" in table
+    assert trial_table.plot(rs, tmp_path / "p.png").stat().st_size > 0
