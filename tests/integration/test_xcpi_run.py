@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from run_helpers import router_mode, xcplab
+from run_helpers import fidelity_note, router_mode, run_spec
 
 pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -34,20 +34,7 @@ ESTABLISHED = 2  # upstream entry state in xcpi.csv (router-image: estimate in u
 
 
 def _run(spec: str, out: Path) -> tuple[Path, dict]:
-    res = xcplab("run", str(SPECS / spec), "--out", str(out), "--no-progress",
-                 "--set", f"duration={DURATION_S:g}s", timeout=180)
-    lines = res.stdout.strip().splitlines()
-    # 3: completed but flagged unfaithful; the physics below is still asserted, and
-    # a failure then says the verdict so a disturbed machine is not taken for a bug
-    assert res.returncode in (0, 3) and lines, (
-        f"xcplab run {spec} exited {res.returncode}\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
-    run_dir = Path(lines[-1])
-    return run_dir, json.loads((run_dir / "summary.json").read_text())
-
-
-def _fidelity(summary: dict) -> str:
-    fid = summary.get("fidelity") or {}
-    return "faithful" if fid.get("ok") else f"UNFAITHFUL: {fid.get('problems')}"
+    return run_spec(SPECS / spec, out, f"duration={DURATION_S:g}s", timeout=180)
 
 
 def _wire_bytes(run_dir: Path, link: str) -> float:
@@ -67,8 +54,8 @@ def test_xcpi_fills_the_cloud_bottleneck_where_xcp_overshoots(tmp_path: Path) ->
     # (a 10 s run includes the ~1 s start-up: all-XCP (b) reaches ~0.93 here)
     span = DURATION_S * CAPACITY_BPS / 8
     xcpi_util = _wire_bytes(xcpi_dir, BOTTLENECK) / span
-    assert xcpi_util >= 0.85, (xcpi_util, xcpi_dir, _fidelity(xcpi))
-    assert xcpi["links"][BOTTLENECK]["drops_queue"] == 0, (xcpi_dir, _fidelity(xcpi))
+    assert xcpi_util >= 0.85, (xcpi_util, xcpi_dir, fidelity_note(xcpi))
+    assert xcpi["links"][BOTTLENECK]["drops_queue"] == 0, (xcpi_dir, fidelity_note(xcpi))
 
     # plain XCP across the cloud: drops at the bottleneck and much less delivered
     legacy_util = _wire_bytes(legacy_dir, BOTTLENECK) / span
@@ -76,7 +63,7 @@ def test_xcpi_fills_the_cloud_bottleneck_where_xcp_overshoots(tmp_path: Path) ->
     moved = legacy["flows"]["xcp"]["bytes"] / xcpi["flows"]["xcp"]["bytes"]
     why = (f"XCP moved {moved:.2f} of XCP-i's bytes (wire utilisation "
            f"{legacy_util:.2f} vs {xcpi_util:.2f})")
-    assert moved <= 0.6, (why, legacy_dir, _fidelity(legacy))
+    assert moved <= 0.6, (why, legacy_dir, fidelity_note(legacy))
 
     # r3 holds one upstream entry, for r1, established, the estimate near the truth
     plan = json.loads((xcpi_dir / "plan.json").read_text())
