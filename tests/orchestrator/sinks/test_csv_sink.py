@@ -31,5 +31,6 @@ def test_every_measurement_file_has_its_header_and_rows(tmp_path: Path) -> None:
 
 
 def test_unknown_measurement_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="valid: link, flow, event, engine, xcpi, fairness, ixcp, procs"):
+    valid = "valid: link, flow, event, engine, xcpi, fairness, ixcp, procs"
+    with pytest.raises(ValueError, match=valid):
         CsvSink(tmp_path).write("linq", [])
