@@ -14,7 +14,7 @@ from typing import Any
 from orchestrator.service.errors import BadRequest, Conflict, NotFound
 from orchestrator.service.models import Experiment
 
-MEASUREMENTS = ("link", "flow", "xcpi", "fairness", "event")
+MEASUREMENTS = ("link", "flow", "xcpi", "fairness", "ixcp", "event")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
