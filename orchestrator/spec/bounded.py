@@ -7,7 +7,7 @@ its resolved totals (memory, metric rows, ports). Called by `load_spec_text`, he
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -115,11 +115,41 @@ def _direction_bytes(d: RDirection, rtt_s: float) -> int:
     return int(line + queue)
 
 
+def _worst_rtt(r: ResolvedSpec) -> float:
+    """An RTT no BDP-sized direction can get: at most twice the sum of every link's delay,
+    and at most 2 x hops x the largest delay, where hops is the longest fewest-hop path
+    of any flow (the planner routes by fewest hops, hosts never transit, ACKs take a
+    fewest-hop path too) and at least 1 (a direction no flow crosses uses its own link's
+    round trip). One BFS per flow source: no plan needed."""
+    delays = [max(x.a_to_b.delay_s, x.b_to_a.delay_s) for x in r.links]
+    routers = {n.name for n in r.nodes if n.role == "router"}
+    adj: dict[str, list[str]] = {}
+    for x in r.links:
+        adj.setdefault(x.a, []).append(x.b)
+        adj.setdefault(x.b, []).append(x.a)
+    dsts: dict[str, set[str]] = {}
+    for f in r.flows:
+        dsts.setdefault(f.src, set()).add(f.dst)
+    hops = 1
+    for src, want in dsts.items():
+        dist, todo = {src: 0}, deque([src])
+        while todo and not want <= dist.keys():
+            n = todo.popleft()
+            if n != src and n not in routers:
+                continue
+            for m in adj.get(n, ()):
+                if m not in dist:
+                    dist[m] = dist[n] + 1
+                    todo.append(m)
+        hops = max(hops, *(dist.get(d, len(r.nodes)) for d in want))
+    return min(2 * sum(delays), 2 * hops * max(delays, default=0.0))
+
+
 def _held_bytes(r: ResolvedSpec) -> list[tuple[int, int]]:
     """(a_to_b, b_to_a) bytes per link. A BDP-relative buffer is first sized with an RTT
-    no path can exceed (twice every link's delay); only when that passes a bound is the
-    spec planned for the path RTTs the engine will really get."""
-    worst = 2 * sum(max(x.a_to_b.delay_s, x.b_to_a.delay_s) for x in r.links)
+    no path can exceed (`_worst_rtt`); only when that passes a bound is the spec planned
+    for the path RTTs the engine will really get."""
+    worst = _worst_rtt(r)
     held = [(_direction_bytes(x.a_to_b, worst), _direction_bytes(x.b_to_a, worst))
             for x in r.links]
     over = (any(max(h) > bounds.MAX_DIRECTION_BYTES for h in held)

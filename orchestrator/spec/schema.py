@@ -22,6 +22,9 @@ def spec_schema() -> dict[str, Any]:
     schema = Spec.model_json_schema(mode="validation")
     # top-level `x-...` keys hold YAML anchors and are ignored (see orchestrator.spec)
     schema["patternProperties"] = {"^x-": {}}
+    # a trial's `topology:` generates nodes and links (orchestrator/spec/trial.py)
+    schema["required"] = [k for k in schema["required"] if k not in ("nodes", "links")]
+    schema["anyOf"] = [{"required": ["nodes", "links"]}, {"required": ["topology"]}]
     return {**schema, "$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": SCHEMA_ID, "title": "xcplab experiment spec"}
 

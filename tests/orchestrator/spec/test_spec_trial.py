@@ -181,3 +181,18 @@ def test_graphml_needs_a_spec_file():
     text = TIERS.replace("generator: tiers\n  core: 2\n  aggregation: 2\n  edge: 1",
                          "generator: graphml\n  file: zoo.graphml")
     assert any("needs a spec read from a file" in p for p in problems(text))
+
+
+def test_large_trial_bounds_need_no_plan(monkeypatch):
+    """844 nodes: twice the sum of all delays would put the BDP buffers past 8 GiB and
+    make the bounds plan the spec (seconds); the fewest-hop RTT bound does not."""
+    import orchestrator.plan.planner as planner
+
+    def no_plan(*_a: object) -> None:
+        raise AssertionError("bounds planned the spec")
+
+    monkeypatch.setattr(planner, "make_plan", no_plan)
+    text = TIERS.replace("core: 2\n  aggregation: 2\n  edge: 1",
+                         "core: 4\n  aggregation: 10\n  edge: 10")
+    r = load_spec_text(text, "t.yaml")
+    assert len(r.nodes) == 844
