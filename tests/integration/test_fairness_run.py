@@ -13,12 +13,11 @@ no TCP never activates. Run it under `flock /tmp/xcplab-timing.lock`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from run_helpers import router_mode, xcplab
+from run_helpers import fidelity_note, router_mode, run_spec
 
 pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -66,14 +65,9 @@ def test_dropper_estimates_and_drops(tmp_path: Path) -> None:
         pytest.skip("the fairness dropper needs the xcp-router engine (make build)")
     spec = tmp_path / "fairness-it.yaml"
     spec.write_text(SPEC)
-    res = xcplab("run", str(spec), "--out", str(tmp_path / "runs"), "--no-progress", timeout=180)
-    lines = res.stdout.strip().splitlines()
-    assert res.returncode in (0, 3) and lines, (res.returncode, res.stdout[-2000:],
-                                                res.stderr[-2000:])
-    run_dir = Path(lines[-1])
-    summary = json.loads((run_dir / "summary.json").read_text())
+    run_dir, summary = run_spec(spec, tmp_path / "runs")
     assert summary["status"] == "completed"
-    fid = "faithful" if (summary.get("fidelity") or {}).get("ok") else "UNFAITHFUL"
+    fid = fidelity_note(summary)
 
     df = pd.read_csv(run_dir / "metrics" / "fairness.csv")
     n = _late(_series(df, BOTTLENECK, "n_xcp"))

@@ -17,7 +17,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from run_helpers import router_mode, xcplab
+from run_helpers import fidelity_note, router_mode, run_spec
 
 from orchestrator.topology.emit import RunShape
 from orchestrator.topology.multibottleneck import generate
@@ -33,14 +33,9 @@ def test_generated_topology_runs_and_reports_its_distance_from_max_min(tmp_path:
     topo, text = generate(15, 1, run=RunShape(duration_s=10, settle_s=4, maxmin_tolerance=0.3))
     spec = tmp_path / f"{topo.name}.yaml"
     spec.write_text(text)
-    res = xcplab("run", str(spec), "--out", str(tmp_path / "runs"), "--no-progress", timeout=150)
-    lines = res.stdout.strip().splitlines()
-    assert res.returncode in (0, 3) and lines, (res.returncode, res.stdout[-2000:],
-                                                res.stderr[-2000:])
-    run_dir = Path(lines[-1])
-    s = json.loads((run_dir / "summary.json").read_text())
+    run_dir, s = run_spec(spec, tmp_path / "runs", timeout=150)
     assert s["status"] == "completed" and s["maxmin_unknown"] is None
-    fid = "faithful" if s["fidelity"]["ok"] else f"UNFAITHFUL {s['fidelity']['problems']}"
+    fid = fidelity_note(s)
     plan = json.loads((run_dir / "plan.json").read_text())
     paths = {f["id"]: f["path"] for f in plan["flows"]}
 
