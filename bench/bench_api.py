@@ -26,7 +26,8 @@ sys.path.insert(0, str(REPO / "tests" / "service"))
 from server_proc import Server, cli  # noqa: E402 - tests/service is put on sys.path above
 
 
-def _pct(xs: list[float], p: float) -> float:
+def percentile(xs: list[float], p: float) -> float:
+    """The nearest-rank P-th percentile of XS (also used by bench_api_health)."""
     s = sorted(xs)
     return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
@@ -75,10 +76,10 @@ def run() -> dict:
             server.stop()
     if errors or not submit or not status:
         raise RuntimeError(f"{len(errors)} failed requests, e.g. {errors[:3]}")
-    return {"api": {"submit_p50_ms": round(_pct(submit, 50), 2),
-                    "submit_p99_ms": round(_pct(submit, 99), 2),
-                    "status_p50_ms": round(_pct(status, 50), 2),
-                    "status_p99_ms": round(_pct(status, 99), 2),
+    return {"api": {"submit_p50_ms": round(percentile(submit, 50), 2),
+                    "submit_p99_ms": round(percentile(submit, 99), 2),
+                    "status_p50_ms": round(percentile(status, 50), 2),
+                    "status_p99_ms": round(percentile(status, 99), 2),
                     "submissions": len(submit), "clients": clients, "seconds": seconds}}
 
 

@@ -41,16 +41,13 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "service"))
 sys.path.insert(0, str(REPO / "tests" / "orchestrator" / "spec"))
+sys.path.insert(0, str(REPO / "bench"))
 
+from bench_api import percentile  # noqa: E402
 from hostile_cases import alias_bomb_doc, alias_bomb_flow, deep_flow  # noqa: E402
 from server_proc import Server, cli  # noqa: E402
 
 PROBE_PERIOD_S = 0.02
-
-
-def _pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
 
 def _hostile_bodies() -> list[tuple[str, bytes]]:
@@ -106,7 +103,7 @@ async def _storm(url: str, token: str, until: float, bodies: list[tuple[str, byt
 
 
 def _figures(lat: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(_pct(lat, 50), 2), "p99_ms": round(_pct(lat, 99), 2),
+    return {"p50_ms": round(percentile(lat, 50), 2), "p99_ms": round(percentile(lat, 99), 2),
             "max_ms": round(max(lat), 2), "probes": len(lat)}
 
 
@@ -169,7 +166,8 @@ def run() -> dict:
         "followers_n": followers, "storm_clients": stormers, "seconds_per_phase": seconds,
         "followers_open_s": round(out_open_s[0], 2) if out_open_s else None,
         "storm_answers": dict(answers), "follower_progress_events": events["progress"],
-        "storm_p99_over_idle_p99": round(_pct(storm, 99) / max(_pct(idle, 99), 1e-3), 2),
+        "storm_p99_over_idle_p99": round(
+            percentile(storm, 99) / max(percentile(idle, 99), 1e-3), 2),
     }}
     if errors:
         out["errors"] = {"bench_api_health": f"{len(errors)} failures, e.g. {errors[:3]}"}
