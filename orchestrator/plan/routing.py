@@ -9,7 +9,6 @@ or the end of a path, never a transit hop.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 from orchestrator.spec.resolved import ResolvedSpec
@@ -42,33 +41,35 @@ def adjacency(spec: ResolvedSpec) -> dict[str, list[Adj]]:
 
 def _next_hops(adj: dict[str, list[Adj]], sources: frozenset[str],
                routers: set[str]) -> dict[str, tuple[str, int]]:
-    """Dijkstra from the routers attached to a subnet; for every other node the
-    (next hop, link) of its best path. Edge costs are positive (one hop each), so
-    when a node is settled every equal-cost candidate has been offered and the
-    smallest (cost, next hop, link) wins, which is the tie-break rule above."""
-    best: dict[str, tuple[tuple[int, int], str, int]] = {}
-    heap: list[tuple[int, int, str]] = [(0, 0, s) for s in sorted(sources)]
-    settled: set[str] = set()
-    cost = {s: (0, 0) for s in sources}
-    while heap:
-        hops, delay, n = heapq.heappop(heap)
-        if n in settled or cost.get(n) != (hops, delay):
-            continue
-        settled.add(n)
-        if n not in routers:
-            continue  # hosts do not forward
-        for a in adj[n]:
-            m = a.peer
-            if m in sources:
-                continue
-            cand = ((hops + 1, delay + a.delay_us), n, a.link)
-            cur = best.get(m)
-            if cur is None or cand < cur:
-                best[m] = cand
-                if cost.get(m) != cand[0]:
-                    cost[m] = cand[0]
-                    heapq.heappush(heap, (*cand[0], m))
-    return {m: (b[1], b[2]) for m, b in best.items()}
+    """For every node that can reach the routers attached to a subnet, the
+    (next hop, link) of its best path under the metric above.
+
+    The primary cost is the hop count, so the search goes breadth first, one
+    layer of hops at a time: a node first met in layer h+1 can only be reached
+    through neighbours of layer h, and among those it takes the smallest
+    (delay, next hop, link) — the same answer as a Dijkstra on (hops, delay)
+    with that tie-break, without a heap (1000-router plans run ~1100 of these).
+    """
+    best: dict[str, tuple[str, int]] = {}
+    delay: dict[str, int] = dict.fromkeys(sources, 0)
+    frontier = sorted(sources)
+    while frontier:
+        layer: dict[str, tuple[int, str, int]] = {}
+        for n in frontier:
+            d_n = delay[n]
+            for a in adj[n]:
+                m = a.peer
+                if m in delay:
+                    continue  # met in an earlier layer (or a source)
+                cand = (d_n + a.delay_us, n, a.link)
+                cur = layer.get(m)
+                if cur is None or cand < cur:
+                    layer[m] = cand
+        for m, (d, n, k) in layer.items():
+            delay[m] = d
+            best[m] = (n, k)
+        frontier = [m for m in layer if m in routers]  # hosts do not forward
+    return best
 
 
 @dataclass(frozen=True)
