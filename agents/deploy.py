@@ -67,11 +67,14 @@ def _fail(node: str, what: str, e: Exception) -> BackendError:
 
 
 def _create_namespaces(share: Share, dep: Deployment,
-                       on_namespace: Callable[[str], None]) -> None:
+                       on_namespace: Callable[[str], None], attach: dict[str, int]) -> None:
     for ns in share.namespaces:
         on_namespace(ns.name)  # recorded before it exists: a crash here is still cleanable
         try:
-            dep.ns_fds[ns.name] = nsops.create_here(ns.name)
+            if ns.name in attach:  # a container's namespace (docker backend): name it
+                dep.ns_fds[ns.name] = nsops.attach_here(ns.name, attach[ns.name])
+            else:
+                dep.ns_fds[ns.name] = nsops.create_here(ns.name)
             for key, value in (*_BASE_SYSCTLS,
                                ("net.ipv4.ip_forward", "1" if ns.forwarding else "0"),
                                *ns.sysctls):
@@ -133,9 +136,11 @@ def _configure_all(share: Share, dep: Deployment, home: int) -> None:
                 raise _fail(ns.node, f"configure namespace {ns.name}", e) from e
 
 
-def deploy(share: Share, on_namespace: Callable[[str], None] = lambda _n: None) -> Deployment:
+def deploy(share: Share, on_namespace: Callable[[str], None] = lambda _n: None,
+           attach: dict[str, int] | None = None) -> Deployment:
     """Create everything in `share`; on failure the namespaces made so far stay recorded
-    (via `on_namespace`) for the caller's destroy."""
+    (via `on_namespace`) for the caller's destroy. `attach` {namespace: pid}: namespaces
+    that already exist as that process's (a container's) and are named, not created."""
     _raise_fd_limit(len(share.namespaces) * 2)
     dep = Deployment(share)
 
@@ -143,7 +148,7 @@ def deploy(share: Share, on_namespace: Callable[[str], None] = lambda _n: None) 
         home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         try:
             t0 = time.monotonic()
-            _create_namespaces(share, dep, on_namespace)
+            _create_namespaces(share, dep, on_namespace, attach or {})
             nsops.setns_fd(home)
             t1 = time.monotonic()
             _create_veths(share, dep)

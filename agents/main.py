@@ -3,7 +3,9 @@
 Protocol (one JSON object per line; the same over a pipe or an SSH channel):
 
   request  {"id": 1, "cmd": "apply", "plan": {...}, "machine": "local",
-            "log_dir": "/path", "options": {"router_mode": "engine", "engine_per": "machine"}}
+            "log_dir": "/path", "options": {"router_mode": "engine", "engine_per": "machine"},
+            "attach": {"NETNS": {"pid": 123, "cgroup_procs": [...]}}}  (optional:
+                                          namespaces of containers, named not created)
            {"id": 2, "cmd": "start", "at": null}  play the timeline from now (or from
                                           wall-clock `at`, epoch seconds), stream samples
            {"id": 3, "cmd": "stop"}       stop playing/sampling early
@@ -70,7 +72,7 @@ def handle(rt: AgentRuntime, req: dict[str, Any]) -> tuple[dict[str, Any], bool]
     cmd = req.get("cmd")
     if cmd == "apply":
         return rt.apply(req["plan"], req.get("machine", "local"), req["log_dir"],
-                        req.get("options")), False
+                        req.get("options"), req.get("attach")), False
     if cmd == "start":
         return rt.start(req.get("at")), False
     if cmd == "stop":

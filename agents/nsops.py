@@ -78,6 +78,27 @@ def create_here(name: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
 
 
+def attach_here(name: str, pid: int) -> int:
+    """Name the network namespace of process `pid` (a container's) `name`, as
+    `ip netns attach` does, and LEAVE the calling thread inside it; returns an fd to it.
+    `remove` later unmounts the name only: the namespace lives as long as its process."""
+    path = ns_path(name)
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
+    except FileExistsError as e:
+        raise OSError(errno.EEXIST, f"network namespace {name} already exists") from e
+    try:
+        _check(_libc.mount(f"/proc/{pid}/ns/net".encode(), str(path).encode(), b"none",
+                           MS_BIND, None), f"bind-mount namespace of pid {pid} as {name}")
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    setns_fd(fd)
+    return fd
+
+
 def remove(name: str) -> bool:
     """Unmount and unlink /run/netns/NAME; True when it existed. Kernel frees it lazily."""
     path = ns_path(name)

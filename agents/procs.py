@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -85,6 +86,15 @@ class StartGate:
         self._r = self._w = -1
 
 
+def _cgroup_join(procs_files: list[str]) -> tuple[str, ...]:
+    """A shell that moves itself into each cgroup (its limits then bind the tool it
+    exec()s: same PID), or exits 125 naming the file it could not join."""
+    files = " ".join(shlex.quote(f) for f in procs_files)
+    script = (f'for f in {files}; do echo $$ > "$f" || {{ echo "cannot join $f" >&2; '
+              'exit 125; }; done; exec "$@"')
+    return ("/bin/sh", "-c", script, "xcplab-cgroup")
+
+
 def is_same_process(pid: int, starttime: int) -> bool:
     return proc_starttime(pid) == starttime
 
@@ -142,10 +152,13 @@ class Running:
 class ProcessTable:
     """Starts, tracks and stops the run's processes on this machine."""
 
-    def __init__(self, state: RunState, log_dir: Path, state_root: Path | None = None):
+    def __init__(self, state: RunState, log_dir: Path, state_root: Path | None = None,
+                 cgroups: dict[str, list[str]] | None = None):
         self.state = state
         self.log_dir = log_dir
         self.state_root = state_root
+        # namespace -> cgroup.procs files its processes join (a container's limits)
+        self.cgroups = dict(cgroups or {})
         self.running: dict[str, Running] = {}
 
     def start(self, spec: ProcSpec, *, stdout_pipe: bool = False,
@@ -164,6 +177,8 @@ class ProcessTable:
         argv = [*_GATE, *spec.argv] if gate else list(spec.argv)
         if spec.ns is not None:
             argv = ["nsenter", f"--net={nsops.ns_path(spec.ns)}", "--", *argv]
+            if self.cgroups.get(spec.ns):
+                argv = [*_cgroup_join(self.cgroups[spec.ns]), *argv]
         env = dict(os.environ, **dict(spec.env))
         with open(err_path, "wb") as err:
             out: int | IO[bytes] = subprocess.PIPE

@@ -69,7 +69,12 @@ class AgentRuntime:
 
     # -- apply ------------------------------------------------------------
     def apply(self, plan_data: dict[str, Any], machine: str, log_dir: str,
-              options: dict[str, Any] | None = None) -> dict[str, Any]:
+              options: dict[str, Any] | None = None,
+              attach: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """attach {namespace: {"pid": int, "cgroup_procs": [path, ...]}}: namespaces that
+        are containers' (docker backend): named instead of created, and the processes
+        started in them join those cgroups (the containers' CPU set and memory limits)."""
+        attach = attach or {}
         self.options.update(options or {})
         root = self.options.get("state_root")
         self.state_root = Path(root) if root else STATE_ROOT
@@ -83,9 +88,10 @@ class AgentRuntime:
         st.namespaces = [ns.name for ns in share.namespaces]  # before anything exists
         st.save(self.state_root)
         state_dir = RunState.dir_for(plan.run_id, self.state_root)
-        self.procs = ProcessTable(st, Path(log_dir), self.state_root)
+        self.procs = ProcessTable(st, Path(log_dir), self.state_root,
+                                  {ns: list(a.get("cgroup_procs", [])) for ns, a in attach.items()})
         t0 = time.monotonic()
-        self.dep = deploy.deploy(share)
+        self.dep = deploy.deploy(share, attach={ns: int(a["pid"]) for ns, a in attach.items()})
         waited = deploy.wait_operational(self.dep)
         timings = dict(self.dep.timings, links_up_s=waited)
         t1 = time.monotonic()

@@ -57,9 +57,10 @@ class CleanReport:
     namespaces: list[str] = field(default_factory=list)
     interfaces: list[str] = field(default_factory=list)
     state_dir_removed: bool = False
+    containers: list[str] = field(default_factory=list)  # docker backend: container ids
 
     def empty(self) -> bool:
-        return not (self.processes or self.namespaces or self.interfaces)
+        return not (self.processes or self.namespaces or self.interfaces or self.containers)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     for rep in res.reports:
         print(f"{rep.run_id}: removed {len(rep.namespaces)} namespaces, "
               f"{len(rep.processes)} processes, {len(rep.interfaces)} interfaces"
+              + (f", {len(rep.containers)} containers" if rep.containers else "")
               + (", state" if rep.state_dir_removed else ""))
     for run_id, pid in res.live.items():
         print(f"{run_id}: still running (agent pid {pid}), left alone; "

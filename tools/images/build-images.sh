@@ -15,6 +15,9 @@ repo="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$(realpath -m "${1:-$repo/build}")"
 stage="$build/images"
 docker="${DOCKER:-docker}"
+# Without DOCKER_HOST: the project's own dockerd (started if needed, left running so
+# the images stay at hand; `tools/dockerd-local.sh stop` stops it).
+[ -n "${DOCKER_HOST:-}" ] || eval "$("$repo/tools/dockerd-local.sh" env)"
 
 "$repo/tools/images/build-base.sh"
 
