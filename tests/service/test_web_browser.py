@@ -235,3 +235,26 @@ def test_a_sweep_from_the_form(server, browser) -> None:
     table = wait_for(browser, "#sweep-table")
     assert "links[0].delay" in table.text and "5ms" in table.text
     shot(browser, "10-sweep")
+    figure = wait_for(browser, "#sweep-figure")
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline and not browser.execute_script(
+            "return arguments[0].complete && arguments[0].naturalWidth", figure):
+        time.sleep(0.2)
+    assert browser.execute_script("return arguments[0].naturalWidth", figure) > 100
+    shot(browser, "11-sweep-figure")
+
+
+def test_compare_two_runs_from_the_result_page(server, browser) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    log_in(browser, server, "alice")
+    browser.get(base(server) + "/ui/")
+    runs = [r.get_attribute("data-run") for r in
+            browser.find_elements("css selector", "tr[data-run]")]
+    assert len(runs) >= 2
+    browser.get(base(server) + f"/ui/runs/{runs[0]}")
+    Select(wait_for(browser, "#compare-with")).select_by_value(runs[1])
+    click(browser, "#compare")
+    table = wait_for(browser, "#compare-figures")
+    assert "duration_s" in table.text and runs[0] in browser.page_source
+    shot(browser, "12-compare")

@@ -22,7 +22,7 @@ from orchestrator.api.errors import status_of
 from orchestrator.api.routes.experiments import progress_events
 from orchestrator.api.routes.sweeps import create_sweep
 from orchestrator.api.schemas import ExperimentOut, SweepIn
-from orchestrator.api.web import views
+from orchestrator.api.web import run_compare, sweep_figure, views
 from orchestrator.api.web.session import (
     COOKIE,
     CurrentPageUser,
@@ -254,7 +254,23 @@ def run_page(request: Request, run_id: str, pu: CurrentPageUser, db: DB) -> Resp
     return render(request, "result.html", user=pu, run=out, summary=summary, note=note,
                   tables=views.result_tables(summary or {}),
                   fidelity=views.fidelity(summary or {}), plots=plots,
-                  spec_text=exp.spec_text, has_archive=has_archive)
+                  spec_text=exp.spec_text, has_archive=has_archive,
+                  others=views.comparable_runs(db, exp) if summary else [])
+
+
+@router.get("/compare")
+def compare_page(request: Request, pu: CurrentPageUser, db: DB,
+                 a: Annotated[str, Query(max_length=128)],
+                 b: Annotated[str, Query(max_length=128)]) -> Response:
+    """Two of the user's finished runs side by side (what `xcplab reproduce` prints)."""
+    ea, eb = _experiment(db, pu, a), _experiment(db, pu, b)
+    sa, sb = results.summary(ea), results.summary(eb)
+    return render(request, "compare.html", user=pu, a=ExperimentOut.of(ea),
+                  b=ExperimentOut.of(eb), rows=run_compare.figure_rows(sa, sb),
+                  diff=run_compare.spec_diff(ea.id, ea.spec_text, list(ea.overrides or []),
+                                             eb.id, eb.spec_text, list(eb.overrides or [])),
+                  fidelity_a=views.fidelity(sa), fidelity_b=views.fidelity(sb),
+                  mark_above=run_compare.MARK_ABOVE)
 
 
 @router.post("/runs/{run_id}/cancel")
@@ -327,7 +343,24 @@ def sweep_page(request: Request, sweep_id: str, pu: CurrentPageUser, db: DB) -> 
         columns += [c for c in row if c not in columns]
     return render(request, "sweep.html", user=pu, sweep=sweep,
                   runs=[ExperimentOut.of(e) for e in exps], table=table, columns=columns,
-                  fmt=rt.fmt, terminal=TERMINAL)
+                  fmt=rt.fmt, terminal=TERMINAL,
+                  has_figure=table is not None and sweep_figure.swept_axis(sweep.params))
+
+
+@router.get("/sweeps/{sweep_id}/figure.png")
+def sweep_figure_png(sweep_id: str, pu: CurrentPageUser, db: DB,
+                     service: ServiceDep) -> FileResponse:
+    """Drawn once, when every run has finished (the figure cannot change after that)."""
+    sweep, exps = sweeps.get(db, pu.user, sweep_id)
+    table = sweeps.table(sweep, exps)
+    if table is None:
+        raise Conflict(f"sweep {sweep_id} has runs still queued or running")
+    path = service.settings.runs_path / "sweep-figures" / f"{sweep.id}.png"
+    if not path.is_file():
+        name = exps[0].name if exps else sweep.id
+        if sweep_figure.draw(sweep.params, table, path, f"{name}: sweep {sweep.id}") is None:
+            raise NotFound("figure", f"{sweep_id} (needs one numeric parameter that varies)")
+    return FileResponse(path, media_type="image/png")
 
 
 @router.get("/sweeps/{sweep_id}/table.csv")

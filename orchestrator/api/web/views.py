@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 import orchestrator
 from orchestrator.analysis import result_tables as rt
-from orchestrator.service.models import Experiment, State
+from orchestrator.service.models import TERMINAL, Experiment, State
 from orchestrator.service.specs import SUBMITTED_NAME
 from xcplab_contract.errors import SpecProblem
 
@@ -81,3 +81,16 @@ def plot_names(s: dict[str, Any]) -> list[str]:
     """File names of the run's plots (summary `plots`: ["plots/flows.png", ...])."""
     names = [Path(str(p)).name for p in s.get("plots") or []]
     return [n for n in names if PLOT_NAME.match(n)]
+
+
+# How many of the user's other finished runs the result page offers to compare with.
+COMPARE_CHOICES = 50
+
+
+def comparable_runs(db: Session, exp: Experiment) -> list[Experiment]:
+    """The owner's other finished runs, newest first, runs of the same experiment first."""
+    rows = db.scalars(select(Experiment).where(
+        Experiment.user_id == exp.user_id, Experiment.id != exp.id,
+        Experiment.state.in_(TERMINAL), Experiment.run_dir.is_not(None))
+        .order_by(Experiment.seq.desc()).limit(COMPARE_CHOICES))
+    return sorted(rows, key=lambda e: e.name != exp.name)  # stable: keeps newest first
