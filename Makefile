@@ -7,7 +7,7 @@ FUZZ_DIR   ?= build-fuzz
 JOBS       ?= $(shell nproc)
 PYTEST_ARGS ?=
 
-.PHONY: all deps build lint test test-cpp test-py fuzz-smoke demo bench reproduce images clean distclean
+.PHONY: all deps build lint test test-cpp test-py test-docker fuzz-smoke demo bench reproduce images clean distclean
 
 all: build
 
@@ -52,6 +52,11 @@ bench: build
 images: build
 	tools/install-deps.sh --apt-only tools/apt-packages-images.txt
 	tools/images/build-images.sh $(BUILD_DIR)
+
+# The docker backend's suite (opt-in, ~2 min once the images exist): starts the project's
+# dockerd unless DOCKER_HOST is set, builds the images only when missing.
+test-docker: build
+	tools/test-docker.sh $(PYTEST_ARGS)
 
 # Long seed-paper reproductions (opt-in; not part of `make test`).
 reproduce: build

@@ -47,11 +47,12 @@ def xcplab(*args: str, **kw) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, check=False, **kw)
 
 
-def run_spec(spec: Path, out: Path, *sets: str, timeout: float = 180) -> tuple[Path, dict]:
+def run_spec(spec: Path, out: Path, *sets: str, timeout: float = 180,
+             extra: tuple[str, ...] = ()) -> tuple[Path, dict]:
     """`xcplab run SPEC --out OUT --set ...`: (run dir, summary.json). Exit 3 (completed
     but flagged unfaithful) is accepted: callers assert the physics and name the verdict
     (`fidelity_note`) so a disturbed machine is not taken for a bug."""
-    args = ["run", str(spec), "--out", str(out), "--no-progress"]
+    args = ["run", str(spec), "--out", str(out), "--no-progress", *extra]  # e.g. --backend
     for s in sets:
         args += ["--set", s]
     res = xcplab(*args, timeout=timeout)

@@ -1,0 +1,74 @@
+"""Bad input to the docker backend: one line naming the fix, nothing created (no daemon
+needed: these run in `make test`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.backends.docker.containers import cgroup_procs_of
+from orchestrator.backends.docker.options import MEMORY_MAX, split_options
+from xcplab_contract.errors import OptionError
+
+SPEC = Path(__file__).resolve().parents[2] / "experiments" / "quickstart.yaml"
+
+
+def _run(tmp: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "orchestrator.cli", "run", str(SPEC),
+                           "--backend", "docker", "--out", str(tmp / "runs"), *args],
+                          capture_output=True, text=True, check=False, timeout=60,
+                          env={**os.environ, **env})
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("env,says", [
+    ({"DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+     "no docker daemon answers at DOCKER_HOST=unix:///nonexistent/docker.sock"),
+    ({"XCPLAB_DOCKERD_RUN": "/nonexistent/xcplab-docker"},
+     "no docker daemon: start one with `tools/dockerd-local.sh start` or set DOCKER_HOST"),
+])
+def test_no_daemon_one_line_nothing_left(tmp_path: Path, env: dict[str, str],
+                                         says: str) -> None:
+    env = dict(env)
+    if "DOCKER_HOST" not in env:
+        env["DOCKER_HOST"] = ""  # the project's daemon, looked for where there is none
+    res = _run(tmp_path, env=env)
+    assert res.returncode != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], res.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("opts,says", [
+    ({"cpuset": "0-"}, "cpuset='0-' (valid: CPU numbers like 0, 0-1 or 0,2)"),
+    ({"cpuset": "4096"}, "cpuset='4096' (valid: CPUs of this machine"),
+    ({"memory": "8m"}, "memory='8m' (valid: an integer with unit k, m or g, from 16m"),
+    ({"memory": "17g"}, "from 16m to 16g"),
+    ({"memory": "lots"}, "memory='lots'"),
+    ({"engine_per": "node"}, "engine_per='node' (valid: machine, router)"),
+    ({"ram": "1g"}, "unknown option 'ram' (valid: router_mode, engine_per, engine_priority, "
+                    "cpuset, memory)"),
+])
+def test_bad_options_refused(opts: dict[str, str], says: str) -> None:
+    with pytest.raises(OptionError) as e:
+        split_options(opts)
+    assert says in str(e.value)
+
+
+def test_options_split_and_bounded() -> None:
+    limits, agent = split_options({"cpuset": "0", "memory": "256m", "engine_per": "router"})
+    assert agent == {"engine_per": "router"}
+    assert limits.run_args() == ["--cpuset-cpus", "0", "--memory", str(256 << 20)]
+    assert split_options({"memory": "16g"})[0].memory_bytes == MEMORY_MAX
+
+
+def test_cgroup_procs_of_this_process() -> None:
+    """Every file named is a cgroup.procs listing this very process."""
+    files = cgroup_procs_of(os.getpid())
+    for f in files:
+        assert f.endswith("/cgroup.procs")
+        assert str(os.getpid()) in Path(f).read_text().split()

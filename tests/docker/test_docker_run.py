@@ -1,0 +1,137 @@
+"""Runs under `--backend docker` against a real dockerd and the `make images` images
+(opt-in: `make test-docker`): what a run creates, where its processes live, what it
+records, and that teardown and `xcplab clean` leave nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from run_helpers import fidelity_note, netns_with, run_spec, write_spec, xcplab
+
+from agents.state import proc_starttime
+from orchestrator.backends.docker import containers, images
+from orchestrator.backends.docker.cli import DockerCli
+from xcplab_contract.errors import XcplabError
+from xcplab_contract.naming import run_tag
+
+pytestmark = [pytest.mark.docker, pytest.mark.root, pytest.mark.timeout(300)]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _left(cli: DockerCli, run_id: str) -> list[str]:
+    return containers.of_run(cli, run_id).get(run_id, [])
+
+
+def test_three_node_run(tmp_path: Path, docker_cli: DockerCli) -> None:
+    spec = write_spec(tmp_path, "4s")
+    run_dir, s = run_spec(spec, tmp_path / "runs", timeout=240,
+                          extra=("--backend", "docker", "--backend-opt", "memory=256m"))
+    assert s["status"] == "completed", s.get("error")
+    f1 = s["flows"]["f1"]
+    # 2 x (5 ms + 10 ms) of propagation: no RTT below it; the 20 then 10 Mb/s bottleneck
+    # caps the goodput
+    assert f1["srtt_mean_ms"] >= 30.0, fidelity_note(s)
+    assert 1.0 < f1["throughput_mbps"] <= 20.0, fidelity_note(s)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    be = manifest["backend"]
+    assert be["name"] == "docker" and be["limits"]["memory_bytes"] == 256 << 20
+    assert set(be["images"]) == {"xcplab/router:latest", "xcplab/host:latest"}
+    assert all(i["id"].startswith("sha256:") for i in be["images"].values())
+    assert be["dockerd"]["source"] in ("DOCKER_HOST", "project")
+    assert set(s["deploy"]["containers"]) == {"h1", "r1", "h2"}
+    assert _left(docker_cli, s["run"]) == []
+    assert netns_with(run_tag(s["run"])) == []
+
+
+def _alive(procs: list[dict]) -> list[dict]:
+    """The recorded processes still running (same pid and start time, not a zombie)."""
+    out = []
+    for p in procs:
+        if proc_starttime(p["pid"]) != p["starttime"]:
+            continue
+        stat = Path(f"/proc/{p['pid']}/stat").read_text()
+        if stat[stat.rindex(")") + 2] != "Z":
+            out.append(p)
+    return out
+
+
+def _wait_client(run_id: str, timeout_s: float) -> dict:
+    path = Path(f"/run/xcplab/{run_id}/state.json")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.is_file():
+            st = json.loads(path.read_text())
+            if any(p["key"].endswith(".client") for p in st["processes"]):
+                return st
+        time.sleep(0.1)
+    raise AssertionError(f"no client process recorded in {path}")
+
+
+def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCli) -> None:
+    spec = write_spec(tmp_path, "60s")
+    run_id = "three-20260101T000002-" + os.urandom(2).hex()
+    cli = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "run", str(spec),
+                            "--out", str(tmp_path / "runs"), "--run-id", run_id,
+                            "--backend", "docker", "--backend-opt", "cpuset=0",
+                            "--backend-opt", "memory=128m", "--no-progress"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        st = _wait_client(run_id, 60)
+        ids = _left(docker_cli, run_id)
+        assert len(ids) == 3
+        # the flow's client runs in h1's container cgroups: its limits bind it
+        client = next(p for p in st["processes"] if p["key"] == "f1.client")
+        h1 = docker_cli.run("inspect", "--format", "{{.Id}} {{.HostConfig.Memory}} "
+                            "{{.HostConfig.CpusetCpus}}", f"xcplab-{run_tag(run_id)}-h1")
+        cid, mem, cpus = h1.split()
+        assert (int(mem), cpus) == (128 << 20, "0")
+        cgroups = Path(f"/proc/{client['pid']}/cgroup").read_text()
+        assert f"memory:/docker/{cid}" in cgroups and f"cpuset:/docker/{cid}" in cgroups
+        assert os.sched_getaffinity(client["pid"]) == {0}
+        # the agent first, so nothing tidies up, then the orchestrator
+        os.kill(st["agent_pid"], signal.SIGKILL)
+        cli.send_signal(signal.SIGKILL)
+        cli.wait(10)
+        assert len(_left(docker_cli, run_id)) == 3
+        assert len(netns_with(run_tag(run_id))) == 3
+        res = xcplab("clean", "--backend", "docker", run_id, timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert "removed 3 namespaces" in res.stdout and "3 containers" in res.stdout
+        assert _left(docker_cli, run_id) == []
+        assert netns_with(run_tag(run_id)) == []
+        deadline = time.monotonic() + 5  # signalled by clean; gone once reaped
+        while time.monotonic() < deadline and _alive(st["processes"]):
+            time.sleep(0.05)
+        assert not _alive(st["processes"])
+        assert not Path(f"/run/xcplab/{run_id}").exists()
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait(10)
+        xcplab("clean", "--backend", "docker", run_id, timeout=120)
+
+
+def test_missing_image_names_make_images(docker_cli: DockerCli,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(containers.IMAGES, "host", "xcplab/no-such-image:latest")
+    with pytest.raises(XcplabError) as e:
+        images.check(docker_cli, {"router", "host"})
+    assert str(e.value).endswith("xcplab/no-such-image:latest not found on "
+                                 f"{docker_cli.daemon.host}: run `make images`")
+
+
+def test_quickstart_same_verdicts(tmp_path: Path, docker_cli: DockerCli) -> None:
+    """The quickstart's expectations hold under docker as under netns (docs/docker.md)."""
+    _, s = run_spec(REPO / "experiments" / "quickstart.yaml", tmp_path / "runs", timeout=240,
+                    extra=("--backend", "docker"))
+    assert s["status"] == "completed"
+    failed = [e for e in s["expectations"] if not e["ok"]]
+    assert s["expectations"] and not failed, (failed, fidelity_note(s))
+    assert _left(docker_cli, s["run"]) == []
