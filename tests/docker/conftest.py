@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "integration"))  # run_hel
 
 
 @pytest.fixture(scope="session")
-def docker_cli():  # noqa: ANN201 - DockerCli, imported lazily
+def docker_cli():  # a DockerCli (imported lazily: the skip comes first)
     from orchestrator.backends.docker import images
     from orchestrator.backends.docker.cli import DockerCli
     from orchestrator.backends.docker.daemon import connect
