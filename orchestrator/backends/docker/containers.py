@@ -37,8 +37,14 @@ class Container:
     pid: int = 0
 
     def cgroup_procs(self) -> list[str]:
-        """cgroup.procs of every mounted v1 hierarchy the container's init is in."""
+        """cgroup.procs of the mounted v1 hierarchies the container's init is in."""
         return cgroup_procs_of(self.pid)
+
+
+# Not joined: v1 `cpu`. Docker gives a container's cpu cgroup no real-time budget
+# (cpu.rt_runtime_us = 0), so an engine in it could not take SCHED_FIFO; the limits
+# offered (cpuset, memory) live in other controllers.
+SKIPPED_CONTROLLERS = frozenset({"cpu"})
 
 
 def cgroup_procs_of(pid: int, root: Path = CGROUP_ROOT) -> list[str]:
@@ -47,7 +53,7 @@ def cgroup_procs_of(pid: int, root: Path = CGROUP_ROOT) -> list[str]:
         _, ctls, path = line.split(":", 2)
         for ctl in ctls.split(","):
             f = root / ctl / path.lstrip("/") / "cgroup.procs"
-            if ctl and f.is_file():
+            if ctl and ctl not in SKIPPED_CONTROLLERS and f.is_file():
                 out.append(str(f))
     return sorted(set(out))
 
