@@ -59,8 +59,12 @@ test-docker: build
 	tools/test-docker.sh $(PYTEST_ARGS)
 
 # Long seed-paper reproductions (opt-in; not part of `make test`).
+# The runs stay under runs/reproduce/<UTC time>/; docs/reproductions.md's generated
+# tables are rewritten from them whether or not every test passed (failures show there).
 reproduce: build
-	$(PYTHON) tools/run-pytest.py -m reproduce $(PYTEST_ARGS)
+	out=runs/reproduce/$$(date -u +%Y%m%dT%H%M%SZ); \
+	XCPLAB_REPRODUCE_OUT=$$out $(PYTHON) tools/run-pytest.py -m reproduce $(PYTEST_ARGS); rc=$$?; \
+	$(PYTHON) tools/reproductions_doc.py $$out --write || rc=1; exit $$rc
 
 clean:
 	-$(PYTHON) -m orchestrator.cli clean --all

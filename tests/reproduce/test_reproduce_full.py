@@ -57,29 +57,29 @@ BUFFERS = ["0.01BDP", "0.05BDP", "0.1BDP", "0.25BDP", "0.5BDP", "1BDP"]
 
 
 @pytest.mark.parametrize("spec", SINGLE_RUNS + XCPI_RUNS)
-def test_seed_experiment_meets_its_expectations(spec: str, tmp_path: Path) -> None:
+def test_seed_experiment_meets_its_expectations(spec: str, run_out: Path) -> None:
     need_tools()
-    s = run_spec(spec, tmp_path, [], timeout_s=600)
+    s = run_spec(spec, run_out, [], timeout_s=600)
     assert s["status"] == "completed"
     assert not failed_checks(s), f"{spec}: {failed_checks(s)}\nrun: {s['_dir']}"
     assert not fidelity_problems(s), f"{spec}: unfaithful emulation: {fidelity_problems(s)}"
 
 
 @pytest.mark.parametrize("spec", CHIRP_RUNS)
-def test_xcpi_scenario_with_the_chirp_estimator(spec: str, tmp_path: Path) -> None:
+def test_xcpi_scenario_with_the_chirp_estimator(spec: str, run_out: Path) -> None:
     from orchestrator.plan.xcpi import xcpi_routers
     from orchestrator.spec import load_spec
 
     need_tools()
     routers = sorted(xcpi_routers(load_spec(EXPERIMENTS / spec)))
-    s = run_spec(spec, tmp_path, [f"nodes.{r}.queue.estimator=chirp" for r in routers],
+    s = run_spec(spec, run_out, [f"nodes.{r}.queue.estimator=chirp" for r in routers],
                  timeout_s=600)
     assert s["status"] == "completed"
     assert not failed_checks(s), f"{spec} (chirp): {failed_checks(s)}\nrun: {s['_dir']}"
     assert not fidelity_problems(s), f"{spec} (chirp): unfaithful: {fidelity_problems(s)}"
 
 
-def test_hstcp_takes_several_times_newreno_share(tmp_path: Path) -> None:
+def test_hstcp_takes_several_times_newreno_share(run_out: Path) -> None:
     """Seed 003 Fig. 4 over 5 repetitions, every run faithful. The spec's check states
     the paper's "over ten times" from 30 s on and is marked not reproduced (~8x here);
     each run must still have measured it.
@@ -90,7 +90,7 @@ def test_hstcp_takes_several_times_newreno_share(tmp_path: Path) -> None:
     whole run, start-up included). With delayed ACKs single runs spread 1.8..6.2
     and only the median held (docs/reproductions.md)."""
     need_tools()
-    rows = run_sweep("hstcp/dumbbell-50mbps.yaml", tmp_path, [], repeat=5, timeout_s=900)
+    rows = run_sweep("hstcp/dumbbell-50mbps.yaml", run_out, [], repeat=5, timeout_s=900)
     assert all(r["status"] == "completed" for r in rows), [r["error"] for r in rows]
     assert all(r["fidelity_ok"] == "True" for r in rows), [r["run_id"] for r in rows]
     whole_run = [float(r["flow.hstcp.throughput_mbps"]) / float(r["flow.newreno.throughput_mbps"])
@@ -99,22 +99,22 @@ def test_hstcp_takes_several_times_newreno_share(tmp_path: Path) -> None:
     assert all(r["expectations_not_reproduced"] == "1" for r in rows), rows
 
 
-def test_fig2c_moves_at_most_half_of_fig2b(tmp_path: Path) -> None:
+def test_fig2c_moves_at_most_half_of_fig2b(run_out: Path) -> None:
     """The cross-run claim an expect: block cannot state: (c) <= 50 % of (b)."""
     need_tools()
-    b = run_spec("xcpi/fig2b-xcp.yaml", tmp_path / "b", [], timeout_s=600)
-    c = run_spec("xcpi/fig2c-xcp-legacy.yaml", tmp_path / "c", [], timeout_s=600)
+    b = run_spec("xcpi/fig2b-xcp.yaml", run_out / "b", [], timeout_s=600)
+    c = run_spec("xcpi/fig2c-xcp-legacy.yaml", run_out / "c", [], timeout_s=600)
     ratio = c["flows"]["xcp"]["bytes"] / b["flows"]["xcp"]["bytes"]
     assert ratio <= 0.5, f"(c)/(b) = {ratio:.3f} (paper 52.426 / 223.808 = 0.234)"
 
 
-def test_fig13_xcpi_outperforms_tcp(tmp_path: Path) -> None:
+def test_fig13_xcpi_outperforms_tcp(run_out: Path) -> None:
     """Seed 000 Fig. 13's cross-run claim: "XCP-i still outperforms TCP on high-speed
     links" (i + j: 670 + 244 MB exact against TCP's 329 + 172 MB in 20 s). Both specs
     run scaled x0.1, where TCP is much closer to XCP-i than in the paper."""
     need_tools()
-    x = run_spec("xcpi/fig13-merge10x-exact-oracle.yaml", tmp_path / "xcpi", [], timeout_s=300)
-    t = run_spec("xcpi/fig13-merge10x-tcp.yaml", tmp_path / "tcp", [], timeout_s=300)
+    x = run_spec("xcpi/fig13-merge10x-exact-oracle.yaml", run_out / "xcpi", [], timeout_s=300)
+    t = run_spec("xcpi/fig13-merge10x-tcp.yaml", run_out / "tcp", [], timeout_s=300)
     assert not fidelity_problems(x) and not fidelity_problems(t), (
         fidelity_problems(x), fidelity_problems(t))
     xb = x["flows"]["i"]["bytes"] + x["flows"]["j"]["bytes"]
@@ -135,13 +135,13 @@ def _failed_points(rows: list[dict[str, str]]) -> list[str]:
             if int(r["expectations_failed"] or 0) > 0 or r["fidelity_ok"] != "True"]
 
 
-def test_wireless_loss_sweep(tmp_path: Path) -> None:
+def test_wireless_loss_sweep(run_out: Path) -> None:
     """Seed 002: every point's checks (XCP >= TCP from 1 %, ~2x at 1 %, collapse at
     10 %, ...) and, on the means of 3 repetitions, XCP above TCP wherever the spec
     says so."""
     need_tools()
     loss = "defaults.link.loss"
-    rows = run_sweep("wireless/loss-sweep.yaml", tmp_path,
+    rows = run_sweep("wireless/loss-sweep.yaml", run_out,
                      [f"{loss}={','.join(LOSS_RATES)}"], repeat=3, timeout_s=7000)
     assert all(r["status"] == "completed" for r in rows), [r["error"] for r in rows]
     assert not _failed_points(rows), _failed_points(rows)
@@ -157,10 +157,10 @@ BUF = "links[bottleneck].buffer"
 
 
 @pytest.fixture(scope="module")
-def buffer_sweeps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, str]]]:
+def buffer_sweeps(module_run_out: Path) -> dict[str, list[dict[str, str]]]:
     """Seed 003 Fig. 5's three sweeps, run once for the tests below."""
     need_tools()
-    out = tmp_path_factory.mktemp("buffer-sweeps")
+    out = module_run_out / "buffer-sweeps"
     return {proto: run_sweep("hstcp/buffer-sweep.yaml", out / proto, [
         f"defaults.flow.proto={proto}", f"defaults.router.queue={queue}",
         f"{BUF}={','.join(BUFFERS)}"], repeat=1, timeout_s=3000)

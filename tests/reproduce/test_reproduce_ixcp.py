@@ -20,9 +20,9 @@ LOW_N = [4, 16]
 SCENARIOS = ["ixcp/fig4-multi-bottleneck.yaml", "ixcp/fig6-dynamic.yaml"]
 
 
-def _check(spec: str, sets: list[str], tmp_path: Path) -> None:
+def _check(spec: str, sets: list[str], run_out: Path) -> None:
     need_tools()
-    s = run_spec(spec, tmp_path, sets, timeout_s=900)
+    s = run_spec(spec, run_out, sets, timeout_s=900)
     assert s["status"] == "completed"
     assert not failed_checks(s), f"{spec} {sets}: {failed_checks(s)}\nrun: {s['_dir']}"
     assert not fidelity_problems(s), f"{spec} {sets}: unfaithful: {fidelity_problems(s)}"
@@ -30,12 +30,12 @@ def _check(spec: str, sets: list[str], tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("queue", QUEUES)
 @pytest.mark.parametrize("n", LOW_N)
-def test_lows_topology(queue: str, n: int, tmp_path: Path) -> None:
+def test_lows_topology(queue: str, n: int, run_out: Path) -> None:
     _check("ixcp/fig1-low.yaml",
-           [f"defaults.router.queue={queue}", f"flows[long].parallel={n}"], tmp_path)
+           [f"defaults.router.queue={queue}", f"flows[long].parallel={n}"], run_out)
 
 
 @pytest.mark.parametrize("queue", QUEUES)
 @pytest.mark.parametrize("spec", SCENARIOS)
-def test_ixcp_scenario(spec: str, queue: str, tmp_path: Path) -> None:
-    _check(spec, [f"defaults.router.queue={queue}"], tmp_path)
+def test_ixcp_scenario(spec: str, queue: str, run_out: Path) -> None:
+    _check(spec, [f"defaults.router.queue={queue}"], run_out)

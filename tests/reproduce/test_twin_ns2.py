@@ -79,10 +79,10 @@ def _explain(ns2: dict, emu: dict) -> str:
             f"xcplab fidelity: {fidelity_problems(emu) or 'ok'}")
 
 
-def test_fig2b_twin_utilisation_and_rate_within_5_percent_of_ns2(tmp_path: Path) -> None:
+def test_fig2b_twin_utilisation_and_rate_within_5_percent_of_ns2(run_out: Path) -> None:
     need_tools()
     name = "XCP moves >= 95 % of capacity x time"
-    ns2, emu = twin("xcpi/fig2b-xcp.yaml", tmp_path,
+    ns2, emu = twin("xcpi/fig2b-xcp.yaml", run_out,
                     ["duration=10s", "expect[0].window={start: 2s}"])
     u_ns2, u_emu = expectation(ns2, name)["value"], expectation(emu, name)["value"]
     assert close(u_emu, u_ns2), f"utilisation {u_emu:.3f} vs ns-2 {u_ns2:.3f}\n" + \
@@ -93,10 +93,10 @@ def test_fig2b_twin_utilisation_and_rate_within_5_percent_of_ns2(tmp_path: Path)
         _explain(ns2, emu)
 
 
-def test_convergence_twin_utilisation_and_shares_within_5_percent_of_ns2(tmp_path: Path) -> None:
+def test_convergence_twin_utilisation_and_shares_within_5_percent_of_ns2(run_out: Path) -> None:
     need_tools()
     name = "bottleneck utilisation after the first start-up"
-    ns2, emu = twin("sigcomm02/convergence.yaml", tmp_path, ["duration=14s"])
+    ns2, emu = twin("sigcomm02/convergence.yaml", run_out, ["duration=14s"])
     u_ns2, u_emu = expectation(ns2, name)["value"], expectation(emu, name)["value"]
     assert close(u_emu, u_ns2), f"utilisation {u_emu:.3f} vs ns-2 {u_ns2:.3f}\n" + \
         _explain(ns2, emu)
