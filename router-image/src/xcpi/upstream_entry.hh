@@ -14,7 +14,8 @@
 #include "xcp/units.hh"
 #include "xcp/xcp_controller.hh"
 #include "xcpi/chirp_estimator.hh"
-#include "xcpi/estimation_session.hh"
+#include "xcp/estimation_session.hh"
+#include "xcpi/xcpi_config.hh"
 #include "xcpi/oracle_source.hh"
 
 namespace xcprouter {

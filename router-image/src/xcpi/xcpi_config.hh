@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "xcp/estimation_session.hh"
 #include "xcp/units.hh"
 #include "xcpi/chirp_config.hh"
 
@@ -42,7 +43,9 @@ struct OracleConfig {
   std::vector<OraclePath> paths;
 };
 
-struct XcpiConfig {
+// request_timeout, request_attempts, reestimate_period, broken_holdoff: the
+// estimation protocol's timing (xcp/estimation_session.hh, shared with hosts).
+struct XcpiConfig : xcp::EstimationTiming {
   EstimatorKind estimator = EstimatorKind::kOracle;
   // Upstream routers tracked at once. Each entry holds a virtual router and a
   // session (~1 KB); when full, packets from a new U are forwarded with the
@@ -51,18 +54,6 @@ struct XcpiConfig {
   // An entry with no packet from U for this long is removed (paper: "stopped
   // after an inactivity period"); two seconds outlast any RTT the testbed runs.
   xcp::Duration idle_timeout = xcp::Duration::seconds(2.0);
-  // xcp_req_timeout: wait for U's acknowledgement. The paper leaves it open;
-  // 200 ms exceeds the round trip of every seed topology (<= 330 ms is the
-  // SIGCOMM'02 extreme, for which 500 ms should be configured).
-  xcp::Duration request_timeout = xcp::Duration::milliseconds(200);
-  // Unanswered requests before the path U->R is declared broken (paper: 3).
-  uint32_t request_attempts = 3;
-  // While U is active R asks again this often (periodic re-estimation).
-  xcp::Duration reestimate_period = xcp::Duration::seconds(1.0);
-  // A broken path is retried on the first packet from U after this hold-off
-  // ([decide]: "until a new packet from U arrives" taken literally restarts at
-  // once, since data from U keeps arriving; the hold-off bounds request traffic).
-  xcp::Duration broken_holdoff = xcp::Duration::seconds(1.0);
   // An estimate older than this is not used (V is bypassed, counted).
   xcp::Duration estimate_max_age = xcp::Duration::seconds(3.0);
   // Chirps U sends per request (chirp estimator only).

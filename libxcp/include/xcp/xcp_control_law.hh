@@ -13,7 +13,7 @@
 
 #include "xcp/xcp_params.hh"
 
-namespace xcprouter {
+namespace xcp {
 
 // Per-interval sums over arriving packets, reset at every control timeout.
 struct IntervalSums {
@@ -120,4 +120,16 @@ inline DepartureFeedback compute_departure(const IntervalState& st, Pools& pools
   return f;
 }
 
+}  // namespace xcp
+
+// The engine's code (namespace xcprouter) names these unqualified; they moved
+// here so the host stack's receiver-side virtual router shares them.
+namespace xcprouter {
+using xcp::IntervalSums;
+using xcp::IntervalState;
+using xcp::TimeoutInput;
+using xcp::compute_interval;
+using xcp::Pools;
+using xcp::DepartureFeedback;
+using xcp::compute_departure;
 }  // namespace xcprouter

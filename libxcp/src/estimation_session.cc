@@ -1,8 +1,8 @@
-#include "xcpi/estimation_session.hh"
+#include "xcp/estimation_session.hh"
 
 #include <algorithm>
 
-namespace xcprouter {
+namespace xcp {
 
 std::string_view to_string(EstimationSession::State s) {
   switch (s) {
@@ -14,10 +14,10 @@ std::string_view to_string(EstimationSession::State s) {
   return "unknown";
 }
 
-EstimationSession::EstimationSession(const XcpiConfig& config, uint32_t session_id)
+EstimationSession::EstimationSession(const EstimationTiming& config, uint32_t session_id)
     : config_(config), session_(session_id) {}
 
-EstimationSession::Request EstimationSession::send(xcp::Timestamp now) {
+EstimationSession::Request EstimationSession::send(Timestamp now) {
   ++seq_;
   ++attempts_;
   ++counters_.requests;
@@ -26,7 +26,7 @@ EstimationSession::Request EstimationSession::send(xcp::Timestamp now) {
   return {session_, seq_};
 }
 
-std::optional<EstimationSession::Request> EstimationSession::on_packet(xcp::Timestamp now) {
+std::optional<EstimationSession::Request> EstimationSession::on_packet(Timestamp now) {
   last_packet_ = now;
   if (state_ == State::kIdle) {
     attempts_ = 0;
@@ -39,7 +39,7 @@ std::optional<EstimationSession::Request> EstimationSession::on_packet(xcp::Time
   return std::nullopt;
 }
 
-void EstimationSession::on_ack(uint32_t session, uint32_t seq, xcp::Timestamp now) {
+void EstimationSession::on_ack(uint32_t session, uint32_t seq, Timestamp now) {
   // Only the acknowledgement of the attempt in flight counts: an ack of an
   // earlier, timed-out attempt arriving late still proves U is reachable, but
   // mixing attempts would hide a path that loses most requests.
@@ -51,11 +51,11 @@ void EstimationSession::on_ack(uint32_t session, uint32_t seq, xcp::Timestamp no
   acked_once_ = true;
   attempts_ = 0;
   state_ = State::kEstablished;
-  ack_deadline_ = xcp::Timestamp::max();
+  ack_deadline_ = Timestamp::max();
   next_round_ = now + config_.reestimate_period;
 }
 
-std::optional<EstimationSession::Request> EstimationSession::on_deadline(xcp::Timestamp now) {
+std::optional<EstimationSession::Request> EstimationSession::on_deadline(Timestamp now) {
   if (state_ == State::kRequesting && now >= ack_deadline_) {
     ++counters_.timeouts;
     if (attempts_ >= config_.request_attempts) {
@@ -63,13 +63,13 @@ std::optional<EstimationSession::Request> EstimationSession::on_deadline(xcp::Ti
       state_ = State::kBroken;
       broken_since_ = now;
       acked_once_ = false;
-      ack_deadline_ = xcp::Timestamp::max();
+      ack_deadline_ = Timestamp::max();
       return std::nullopt;
     }
     return send(now);
   }
   if (state_ == State::kEstablished && now >= next_round_) {
-    next_round_ = xcp::Timestamp::max();
+    next_round_ = Timestamp::max();
     // Re-estimate only while U is active; an idle U is left to expire.
     if (now - last_packet_ <= config_.reestimate_period) {
       attempts_ = 0;
@@ -79,12 +79,12 @@ std::optional<EstimationSession::Request> EstimationSession::on_deadline(xcp::Ti
   return std::nullopt;
 }
 
-xcp::Timestamp EstimationSession::next_deadline() const {
+Timestamp EstimationSession::next_deadline() const {
   switch (state_) {
     case State::kRequesting: return ack_deadline_;
     case State::kEstablished: return next_round_;
-    default: return xcp::Timestamp::max();
+    default: return Timestamp::max();
   }
 }
 
-}  // namespace xcprouter
+}  // namespace xcp

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace xcprouter {
+namespace xcp {
 
 class UniformRng {
  public:
@@ -39,4 +39,10 @@ class UniformRng {
   uint64_t s_[4];
 };
 
+}  // namespace xcp
+
+// The engine's code (namespace xcprouter) names these unqualified; they moved
+// here so the host stack's receiver-side virtual router shares them.
+namespace xcprouter {
+using xcp::UniformRng;
 }  // namespace xcprouter

@@ -6,7 +6,7 @@
 //    available bandwidth across the non-XCP cloud, independent of y.
 #pragma once
 
-namespace xcprouter {
+namespace xcp {
 
 class SpareBandwidth {
  public:
@@ -59,4 +59,12 @@ class EstimatedSpareBandwidth final : public SpareBandwidth {
   bool tracking_ = false;
 };
 
+}  // namespace xcp
+
+// The engine's code (namespace xcprouter) names these unqualified; they moved
+// here so the host stack's receiver-side virtual router shares them.
+namespace xcprouter {
+using xcp::SpareBandwidth;
+using xcp::LinkSpareBandwidth;
+using xcp::EstimatedSpareBandwidth;
 }  // namespace xcprouter

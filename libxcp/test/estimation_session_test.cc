@@ -1,18 +1,16 @@
-#include "xcpi/estimation_session.hh"
+#include "xcp/estimation_session.hh"
 
 #include <gtest/gtest.h>
 
-namespace xcprouter {
+namespace xcp {
 namespace {
 
-using xcp::Duration;
-using xcp::Timestamp;
 using State = EstimationSession::State;
 
 Timestamp at_ms(int64_t ms) { return Timestamp::zero() + Duration::milliseconds(ms); }
 
-XcpiConfig config() {
-  XcpiConfig c;
+EstimationTiming config() {
+  EstimationTiming c;
   c.request_timeout = Duration::milliseconds(200);
   c.request_attempts = 3;
   c.reestimate_period = Duration::seconds(1.0);
@@ -21,7 +19,7 @@ XcpiConfig config() {
 }
 
 TEST(EstimationSession, FirstPacketRequestsAndTheMatchingAckEstablishes) {
-  const XcpiConfig c = config();
+  const EstimationTiming c = config();
   EstimationSession s(c, 77);
   auto r = s.on_packet(at_ms(0));
   ASSERT_TRUE(r);
@@ -37,7 +35,7 @@ TEST(EstimationSession, FirstPacketRequestsAndTheMatchingAckEstablishes) {
 }
 
 TEST(EstimationSession, AcksOfAnotherSessionOrAttemptAreStale) {
-  const XcpiConfig c = config();
+  const EstimationTiming c = config();
   EstimationSession s(c, 77);
   auto r = s.on_packet(at_ms(0));
   s.on_ack(78, r->seq, at_ms(10));
@@ -47,7 +45,7 @@ TEST(EstimationSession, AcksOfAnotherSessionOrAttemptAreStale) {
 }
 
 TEST(EstimationSession, ThreeUnansweredRequestsBreakThePathUntilAPacketAfterTheHoldoff) {
-  const XcpiConfig c = config();
+  const EstimationTiming c = config();
   EstimationSession s(c, 5);
   ASSERT_TRUE(s.on_packet(at_ms(0)));
   auto r2 = s.on_deadline(at_ms(200));
@@ -70,7 +68,7 @@ TEST(EstimationSession, ThreeUnansweredRequestsBreakThePathUntilAPacketAfterTheH
 }
 
 TEST(EstimationSession, ReestimatesWhileUpstreamIsActiveOnly) {
-  const XcpiConfig c = config();
+  const EstimationTiming c = config();
   EstimationSession s(c, 9);
   auto r = s.on_packet(at_ms(0));
   s.on_ack(9, r->seq, at_ms(40));
@@ -85,4 +83,4 @@ TEST(EstimationSession, ReestimatesWhileUpstreamIsActiveOnly) {
 }
 
 }  // namespace
-}  // namespace xcprouter
+}  // namespace xcp

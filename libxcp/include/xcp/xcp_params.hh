@@ -5,7 +5,7 @@
 
 #include "xcp/units.hh"
 
-namespace xcprouter {
+namespace xcp {
 
 // Efficiency-controller gain on spare bandwidth: phi = α·d·S − β·Q.
 // Dimensionless; SIGCOMM'02 §3.5 proves stability for 0 < α < π/(4√2) and
@@ -33,4 +33,13 @@ struct XcpParams {
   xcp::Duration min_queue_window = xcp::Duration::milliseconds(2);
 };
 
+}  // namespace xcp
+
+// The engine's code (namespace xcprouter) names these unqualified; they moved
+// here so the host stack's receiver-side virtual router shares them.
+namespace xcprouter {
+using xcp::kXcpAlpha;
+using xcp::kXcpBeta;
+using xcp::kXcpGamma;
+using xcp::XcpParams;
 }  // namespace xcprouter
