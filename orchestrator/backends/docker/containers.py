@@ -74,8 +74,14 @@ def create_all(cli: DockerCli, run_id: str, nodes: list[tuple[str, str, str]],
 
 
 def start_all(cli: DockerCli, ids: list[str]) -> None:
-    for k in range(0, len(ids), 50):  # one CLI call per 50: short argv, fewer processes
-        cli.run("start", *ids[k:k + 50], timeout_s=300)
+    """`docker start` takes one container after the other: PARALLEL calls share them."""
+    batches = [ids[k::PARALLEL] for k in range(PARALLEL) if ids[k::PARALLEL]]
+
+    def one(batch: list[str]) -> None:
+        cli.run("start", *batch, timeout_s=600)
+
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        list(pool.map(one, batches))
 
 
 def inspect(cli: DockerCli, ids: list[str]) -> dict[str, tuple[str, int]]:
