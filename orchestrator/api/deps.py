@@ -1,8 +1,7 @@
 """Request dependencies, as `Annotated` aliases handlers declare.
 
-`get_settings()` is the one place settings come from; tests override it with
-`app.dependency_overrides[get_settings]`, and the app factory honours that
-override when it builds the service.
+`get_settings()` is where settings come from when `create_app` is given none (the
+environment); `xcplab serve` and tests pass theirs to `create_app(settings=...)`.
 """
 
 from __future__ import annotations
@@ -28,7 +27,9 @@ def get_settings() -> Settings:
     return settings_from_env()
 
 
-def get_service(request: Request) -> Service:
+# `async def` for the dependencies that only read app state: FastAPI runs a plain
+# `def` dependency in the thread pool, a hop that costs more than the lookup.
+async def get_service(request: Request) -> Service:
     service: Service = request.app.state.service
     return service
 
@@ -36,7 +37,7 @@ def get_service(request: Request) -> Service:
 ServiceDep = Annotated[Service, Depends(get_service)]
 
 
-def get_progress_hub(request: Request) -> ProgressHub:
+async def get_progress_hub(request: Request) -> ProgressHub:
     hub: ProgressHub = request.app.state.progress_hub
     return hub
 

@@ -17,17 +17,25 @@ from orchestrator.api.routes import experiments, health, runs, sweeps
 from orchestrator.api.web import install as install_web
 from orchestrator.service.app_state import Service
 from orchestrator.service.runfn import RunFunction
+from orchestrator.service.settings import Settings
 
 API_PREFIX = "/api/v1"
 
 
-def create_app(*, run_fn: RunFunction | None = None, start_scheduler: bool = True) -> FastAPI:
-    """The app. RUN_FN replaces the orchestrator's runner (tests of the service alone);
-    START_SCHEDULER=False serves the API without executing anything."""
+def create_app(*, settings: Settings | None = None, run_fn: RunFunction | None = None,
+               start_scheduler: bool = True) -> FastAPI:
+    """The app. SETTINGS default to the environment's (`get_settings()`); RUN_FN replaces
+    the orchestrator's runner (tests of the service alone); START_SCHEDULER=False serves
+    the API without executing anything.
+
+    Settings are an argument, not `app.dependency_overrides`: while that dict is not
+    empty, FastAPI re-analyses every dependency's signature on every request (about
+    40 % of a status request's CPU here)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        settings = app.dependency_overrides.get(get_settings, get_settings)()
+        nonlocal settings
+        settings = settings or get_settings()
         service = Service.build(settings, run_fn=run_fn)
         app.state.service = service
         app.state.progress_hub = ProgressHub(service.sessions, settings.scheduler_poll_s)

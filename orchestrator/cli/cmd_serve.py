@@ -31,7 +31,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from orchestrator.api.deps import get_settings
     from orchestrator.api.main import create_app
     from orchestrator.service.settings import parse_pools, settings_from_env
 
@@ -44,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
                                      run_time_limit_s=args.run_time_limit_s)
     except ValueError as e:
         raise XcplabError(f"serve: {e}") from e
-    app = create_app()
-    app.dependency_overrides[get_settings] = lambda: settings
+    app = create_app(settings=settings)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0

@@ -1,8 +1,9 @@
 """Service settings: one pydantic model, read from XCPLAB_* environment variables.
 
-The API reads them through `orchestrator.api.deps.get_settings()`, which tests
-override; the CLI (`xcplab serve`) builds them from flags layered over the
-environment. Every limit a user can hit is here so it is visible in one place.
+`create_app(settings=...)` takes them; without, the API reads the environment
+through `orchestrator.api.deps.get_settings()`. The CLI (`xcplab serve`) builds them
+from flags layered over the environment. Every limit a user can hit is here so it is
+visible in one place.
 """
 
 from __future__ import annotations

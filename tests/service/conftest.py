@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from orchestrator.api.deps import get_settings
 from orchestrator.api.main import create_app
 from orchestrator.service.settings import Settings
 from orchestrator.service.users import create_user
@@ -30,8 +29,7 @@ def make_api(tmp_path: Path) -> Iterator[Callable[..., Api]]:
         values: dict[str, Any] = {"data_dir": tmp_path / "data", "scheduler_poll_s": 0.05}
         values.update(overrides)
         settings = Settings(**values)
-        app = create_app(run_fn=run_fn)
-        app.dependency_overrides[get_settings] = lambda: settings
+        app = create_app(settings=settings, run_fn=run_fn)
         client = TestClient(app)
         client.__enter__()
         clients.append(client)

@@ -10,7 +10,6 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from server_proc import cli
 
-from orchestrator.api.deps import get_settings
 from orchestrator.api.main import create_app
 from orchestrator.service.settings import Settings
 
@@ -28,9 +27,7 @@ def test_user_add_token_authenticates_until_revoked(tmp_path: Path) -> None:
     # the database never holds the secret part of the token
     assert token.split(".", 1)[1].encode() not in (tmp_path / "xcplab.db").read_bytes()
 
-    app = create_app(start_scheduler=False)
-    settings = Settings(data_dir=tmp_path)
-    app.dependency_overrides[get_settings] = lambda: settings
+    app = create_app(settings=Settings(data_dir=tmp_path), start_scheduler=False)
     with TestClient(app) as client:
         h = {"Authorization": f"Bearer {token}"}
         assert client.get("/api/v1/experiments", headers=h).status_code == 200
