@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/client.hh"
+#include "app/objects_client.hh"
 #include "app/options.hh"
 #include "app/server.hh"
 
@@ -29,7 +30,8 @@ int main(int argc, char** argv) {
   }
   const Options& o = std::get<Options>(parsed);
   try {
-    return o.mode == Options::Mode::kServer ? run_server(o) : run_client(o);
+    if (o.mode == Options::Mode::kServer) return run_server(o);
+    return o.objects.empty() ? run_client(o) : run_objects_client(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xcpperf: error: %s\n", e.what());
     return kExitError;

@@ -68,6 +68,9 @@ std::string_view usage_text() {
          "      --ixcp-link-id ID   send the iXCP block, starting from this access-link id\n"
          "      --install-icmp-filter  add the nft rule dropping ICMP protocol-unreachable\n"
          "      --title TEXT        label copied into the JSON output\n"
+         "      --objects SPEC      client: one connection per object, START_S:BYTES[,...] or @FILE;\n"
+         "                          reports each object's completion time (-t: the schedule's deadline)\n"
+         "      --max-concurrent N  client, --objects: connections open at once, 1..1024 (default 32)\n"
          "exit codes: 0 ok, 1 error (lost/reset), 2 usage, 3 connect failed, 4 verify failed\n";
 }
 
@@ -191,6 +194,17 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       auto d = v ? parse_double(*v) : std::nullopt;
       if (!d || *d < 0 || *d > 4294967295.0 || *d != std::floor(*d)) return need(a, "an integer in 0..2^32-1");
       o.ixcp_link_id = static_cast<uint32_t>(*d);
+    } else if (a == "--objects") {
+      auto v = value(a);
+      if (!v) return need(a, "START_S:BYTES[,START_S:BYTES...] or @FILE");
+      auto parsed = parse_object_schedule(*v);
+      if (auto* err = std::get_if<std::string>(&parsed)) return std::string(a) + ": " + *err;
+      o.objects = std::move(std::get<std::vector<ObjectSpec>>(parsed));
+    } else if (a == "--max-concurrent") {
+      auto v = value(a);
+      auto d = v ? parse_double(*v) : std::nullopt;
+      if (!d || *d < 1 || *d > 1024 || *d != std::floor(*d)) return need(a, "an integer in 1..1024");
+      o.max_concurrent = static_cast<uint32_t>(*d);
     } else if (a == "--title") {
       auto v = value(a);
       if (!v) return need(a, "a text");
@@ -203,6 +217,10 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
   o.mode = server ? Options::Mode::kServer : Options::Mode::kClient;
   if (o.bytes && have_time) return std::string("-t and -n are mutually exclusive");
   if (o.json && o.json_stream) return std::string("--json and --json-stream are mutually exclusive");
+  if (!o.objects.empty() && (o.bytes || o.parallel != 1 || server)) {
+    return std::string("--objects is a client mode of its own: without -n, -P or -s");
+  }
+  o.time_given = have_time;
   if (o.xcpi && o.ttl == 0) o.ttl = 64;  // XCP-i needs the TTL we send with
   return o;
 }

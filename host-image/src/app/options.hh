@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "app/object_schedule.hh"
 #include "cc/congestion_controller.hh"
 #include "transport/loss_recovery.hh"
 #include "xcp/units.hh"
@@ -51,6 +52,9 @@ struct Options {
   bool xcpi = false;                 // send the XCP-i block (docs/protocol.md §4)
   std::optional<uint32_t> ixcp_link_id;  // send the iXCP block with this access-link id
   std::string title;                 // copied into the JSON start section
+  bool time_given = false;           // -t was given (with --objects: the schedule's deadline)
+  std::vector<ObjectSpec> objects;   // --objects: one connection per object (app/objects_client.hh)
+  uint32_t max_concurrent = 32;      // --max-concurrent: object connections open at once
 };
 
 // Either options or a usage error message.

@@ -125,6 +125,17 @@ void Reporter::end(const nlohmann::json& end) {
   std::fflush(out_);
 }
 
+void Reporter::object(const nlohmann::json& obj) {
+  if (format_ == Format::kJsonStream) emit_event("object", obj);
+  if (format_ != Format::kText) return;  // -J: the end section lists every object
+  const auto& fct = obj["fct"];
+  std::fprintf(out_, "object %4d  start %8.3f s  %10" PRIu64 " bytes  fct %s  retr %" PRIu64 "  %s\n",
+               obj["object"].get<int>(), obj["start"].get<double>(), obj["bytes"].get<uint64_t>(),
+               fct.is_null() ? "      -" : (std::to_string(fct.get<double>()) + " s").c_str(),
+               obj["retransmits"].get<uint64_t>(), obj["status"].get<std::string>().c_str());
+  std::fflush(out_);
+}
+
 void Reporter::error(const std::string& message) {
   if (format_ == Format::kJson) {
     doc_["error"] = message;

@@ -26,6 +26,8 @@ class Reporter {
   void start(const nlohmann::json& start);
   void interval(const std::vector<StreamSample>& streams, double start_s, double end_s);
   void end(const nlohmann::json& end);
+  // One object of --objects reached its final status (json-stream: an "object" event).
+  void object(const nlohmann::json& obj);
   // A fatal error: in JSON modes it becomes part of the document; text goes to stderr.
   void error(const std::string& message);
   // Text-mode informational line (ignored in JSON modes).
