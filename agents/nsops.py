@@ -55,22 +55,18 @@ def setns_fd(fd: int) -> None:
     _check(_libc.setns(fd, CLONE_NEWNET), "setns")
 
 
-def create_here(name: str) -> int:
-    """Create namespace `name` and LEAVE the calling thread inside it; returns an fd to it.
-
-    The caller is responsible for setns-ing back (ns_thread does it).
-    """
+def _bind_as(name: str, source: bytes, before: Callable[[], None] = lambda: None) -> int:
+    """Claim /run/netns/NAME (never an existing one), run `before`, bind-mount the
+    namespace file `source` onto it; returns an fd to it. On failure the name is freed."""
     path = ns_path(name)
     try:
         os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
     except FileExistsError as e:
         raise OSError(errno.EEXIST, f"network namespace {name} already exists") from e
     try:
-        _check(_libc.unshare(CLONE_NEWNET), f"unshare for {name}")
-        _check(
-            _libc.mount(b"/proc/thread-self/ns/net", str(path).encode(), b"none", MS_BIND, None),
-            f"bind-mount namespace {name}",
-        )
+        before()
+        _check(_libc.mount(source, str(path).encode(), b"none", MS_BIND, None),
+               f"bind-mount {source.decode()} as namespace {name}")
     except OSError:
         with contextlib.suppress(OSError):
             path.unlink()
@@ -78,23 +74,22 @@ def create_here(name: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
 
 
+def create_here(name: str) -> int:
+    """Create namespace `name` and LEAVE the calling thread inside it; returns an fd to it.
+
+    The caller is responsible for setns-ing back (ns_thread does it).
+    """
+    def unshare() -> None:
+        _check(_libc.unshare(CLONE_NEWNET), f"unshare for {name}")
+
+    return _bind_as(name, b"/proc/thread-self/ns/net", unshare)
+
+
 def attach_here(name: str, pid: int) -> int:
     """Name the network namespace of process `pid` (a container's) `name`, as
     `ip netns attach` does, and LEAVE the calling thread inside it; returns an fd to it.
     `remove` later unmounts the name only: the namespace lives as long as its process."""
-    path = ns_path(name)
-    try:
-        os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
-    except FileExistsError as e:
-        raise OSError(errno.EEXIST, f"network namespace {name} already exists") from e
-    try:
-        _check(_libc.mount(f"/proc/{pid}/ns/net".encode(), str(path).encode(), b"none",
-                           MS_BIND, None), f"bind-mount namespace of pid {pid} as {name}")
-    except OSError:
-        with contextlib.suppress(OSError):
-            path.unlink()
-        raise
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    fd = _bind_as(name, f"/proc/{pid}/ns/net".encode())
     setns_fd(fd)
     return fd
 

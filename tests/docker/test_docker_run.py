@@ -13,7 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
-from run_helpers import fidelity_note, netns_with, run_spec, write_spec, xcplab
+from run_helpers import (
+    fidelity_note,
+    netns_with,
+    run_spec,
+    wait_client_recorded,
+    write_spec,
+    xcplab,
+)
 
 from agents.state import proc_starttime
 from orchestrator.backends.docker import containers, images
@@ -48,6 +55,14 @@ def test_three_node_run(tmp_path: Path, docker_cli: DockerCli) -> None:
     assert set(s["deploy"]["containers"]) == {"h1", "r1", "h2"}
     assert _left(docker_cli, s["run"]) == []
     assert netns_with(run_tag(s["run"])) == []
+    # the same run directory as netns, plus the container facts
+    netns_dir, _ = run_spec(spec, tmp_path / "runs-netns", timeout=240)
+    assert _files(run_dir) - _files(netns_dir) == {"logs/docker.json"}
+    assert _files(netns_dir) <= _files(run_dir)
+
+
+def _files(run_dir: Path) -> set[str]:
+    return {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
 
 
 def _alive(procs: list[dict]) -> list[dict]:
@@ -62,18 +77,6 @@ def _alive(procs: list[dict]) -> list[dict]:
     return out
 
 
-def _wait_client(run_id: str, timeout_s: float) -> dict:
-    path = Path(f"/run/xcplab/{run_id}/state.json")
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if path.is_file():
-            st = json.loads(path.read_text())
-            if any(p["key"].endswith(".client") for p in st["processes"]):
-                return st
-        time.sleep(0.1)
-    raise AssertionError(f"no client process recorded in {path}")
-
-
 def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCli) -> None:
     spec = write_spec(tmp_path, "60s")
     run_id = "three-20260101T000002-" + os.urandom(2).hex()
@@ -83,7 +86,7 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
                             "--backend-opt", "memory=128m", "--no-progress"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        st = _wait_client(run_id, 60)
+        st = wait_client_recorded(run_id, 60)
         ids = _left(docker_cli, run_id)
         assert len(ids) == 3
         # the flow's client runs in h1's container cgroups: its limits bind it
@@ -95,6 +98,16 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
         cgroups = Path(f"/proc/{client['pid']}/cgroup").read_text()
         assert f"memory:/docker/{cid}" in cgroups and f"cpuset:/docker/{cid}" in cgroups
         assert os.sched_getaffinity(client["pid"]) == {0}
+        # links as netns makes them: MTU, offloads off (the engine sees whole frames)
+        ns = f"--net=/run/netns/xcplab-{run_tag(run_id)}-h1"
+        link = subprocess.run(["nsenter", ns, "ip", "-o", "link", "show", "eth0"],
+                              capture_output=True, text=True, check=True).stdout
+        assert " mtu 1500 " in link and "state UP" in link
+        k = subprocess.run(["nsenter", ns, "ethtool", "-k", "eth0"], capture_output=True,
+                           text=True, check=True).stdout
+        for feature in ("tx-tcp-segmentation", "generic-segmentation-offload",
+                        "generic-receive-offload", "tx-checksumming"):
+            assert f"{feature}: off" in k, k
         # the agent first, so nothing tidies up, then the orchestrator
         os.kill(st["agent_pid"], signal.SIGKILL)
         cli.send_signal(signal.SIGKILL)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from xcplab_contract import paths
@@ -81,3 +82,16 @@ def abandon_run(cli: subprocess.Popen[str], run_id: str) -> None:
         cli.kill()
         cli.wait()
     xcplab("clean", run_id, timeout=60)
+
+
+def wait_client_recorded(run_id: str, timeout_s: float) -> dict:
+    """The run's state file once it records a flow client (the run is playing)."""
+    path = Path(f"/run/xcplab/{run_id}/state.json")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.is_file():
+            st = json.loads(path.read_text())
+            if any(p["key"].endswith(".client") for p in st["processes"]):
+                return st
+        time.sleep(0.1)
+    raise AssertionError(f"no client process recorded in {path}")

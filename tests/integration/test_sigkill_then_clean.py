@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -11,23 +10,19 @@ import time
 from pathlib import Path
 
 import pytest
-from run_helpers import abandon_run, netns_with, router_mode, write_spec, xcplab
+from run_helpers import (
+    abandon_run,
+    netns_with,
+    router_mode,
+    wait_client_recorded,
+    write_spec,
+    xcplab,
+)
 
 from agents.state import proc_starttime
 from xcplab_contract.naming import run_tag
 
 pytestmark = pytest.mark.root
-
-
-def _wait_state(path: Path, timeout_s: float) -> dict:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if path.is_file():
-            st = json.loads(path.read_text())
-            if any(p["key"].endswith(".client") for p in st["processes"]):
-                return st
-        time.sleep(0.1)
-    raise AssertionError(f"no client process recorded in {path}")
 
 
 def test_sigkill_mid_run_then_clean(tmp_path: Path) -> None:
@@ -39,7 +34,7 @@ def test_sigkill_mid_run_then_clean(tmp_path: Path) -> None:
                             "--backend-opt", f"router_mode={router_mode()}", "--no-progress"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        st = _wait_state(Path(f"/run/xcplab/{run_id}/state.json"), 30)
+        st = wait_client_recorded(run_id, 30)
         # kill the agent first so it cannot tidy up on its own, then the orchestrator
         os.kill(st["agent_pid"], signal.SIGKILL)
         cli.send_signal(signal.SIGKILL)
