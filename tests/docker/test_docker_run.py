@@ -25,6 +25,7 @@ from run_helpers import (
 from agents.state import proc_starttime
 from orchestrator.backends.docker import containers, images
 from orchestrator.backends.docker.cli import DockerCli
+from orchestrator.backends.docker.options import Limits
 from xcplab_contract.errors import XcplabError
 from xcplab_contract.naming import run_tag
 
@@ -129,6 +130,30 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
             cli.kill()
             cli.wait(10)
         xcplab("clean", "--backend", "docker", run_id, timeout=120)
+
+
+def test_clean_finds_containers_by_label_alone(docker_cli: DockerCli) -> None:
+    """Killed between creating its containers and starting its agent, a run has no state
+    file: clean still finds its containers by label, and only them."""
+    run_id = "three-20260101T000003-" + os.urandom(2).hex()
+    other = run_id + "-other"
+    tag = run_tag(run_id)
+    ids = containers.create_all(docker_cli, run_id, [("h1", f"xcplab-{tag}-h1", "host"),
+                                                     ("r1", f"xcplab-{tag}-r1", "router")],
+                                Limits())
+    kept = containers.create_all(docker_cli, other,
+                                 [("h1", f"xcplab-{run_tag(other)}-h1", "host")], Limits())
+    try:
+        assert run_id in xcplab("clean", "--backend", "docker", "--list",
+                                timeout=60).stdout.split()
+        res = xcplab("clean", "--backend", "docker", run_id, timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert f"{run_id}: removed 0 namespaces, 0 processes, 0 interfaces, 2 containers" \
+            in res.stdout
+        assert _left(docker_cli, run_id) == [] and len(ids) == 2
+        assert _left(docker_cli, other) == kept
+    finally:
+        containers.remove(docker_cli, _left(docker_cli, run_id) + _left(docker_cli, other))
 
 
 def test_missing_image_names_make_images(docker_cli: DockerCli,
