@@ -45,6 +45,8 @@ class Endpoint {
 
   // Accepts connections to `port` with `cfg` (the client's SYN chooses nothing).
   void listen(uint16_t port, const ConnectionConfig& cfg, Acceptor acceptor);
+  // New SYNs to `port` are no longer accepted; its connections carry on.
+  void unlisten(uint16_t port) { listeners_.erase(port); }
   // Opens a connection and sends its SYN. The reference stays valid until
   // remove() (client connections are never reaped automatically).
   Connection& connect(FlowKey key, const ConnectionConfig& cfg, ConnectionHandler* handler,

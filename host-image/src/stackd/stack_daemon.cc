@@ -1,0 +1,332 @@
+#include "stackd/stack_daemon.hh"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <random>
+
+#include "app/host_stack.hh"
+#include "socket/unix_channel.hh"
+
+namespace xcpstackd {
+namespace {
+
+using xcpsock::Reply;
+using xcpsock::Request;
+
+// Packet batches drained per iteration before timers and sending get their turn.
+constexpr int kMaxRxBatchesPerIteration = 8;
+// Upper bound on one sleep, so `stop` is checked often.
+constexpr xcp::Duration kMaxSleep = xcp::Duration::milliseconds(50);
+// Ephemeral ports (Linux's default ip_local_port_range).
+constexpr uint16_t kPortLow = 32768;
+constexpr uint16_t kPortHigh = 60999;
+static_assert(xcphost::ConnectionConfig{}.mss_bytes == xcpsock::kMssBytes, "the interposer's TCP_MAXSEG");
+
+int errno_of(xcphost::ConnError e) {
+  switch (e) {
+    case xcphost::ConnError::kReset: return ECONNREFUSED;
+    case xcphost::ConnError::kConnectTimeout:
+    case xcphost::ConnError::kTimedOut: return ETIMEDOUT;
+    case xcphost::ConnError::kNone: break;
+  }
+  return ECONNABORTED;
+}
+
+void send_reply(int fd, const Reply& r) {
+  xcpsock::send_message(fd, &r, sizeof r, -1, MSG_DONTWAIT);  // a vanished client is not our error
+}
+
+Reply error_reply(int err) {
+  Reply r;
+  r.err = err;
+  return r;
+}
+
+struct ::xcpsock_info info_of(const xcphost::Connection& c) {
+  struct ::xcpsock_info i{};
+  i.cwnd_bytes = static_cast<uint32_t>(std::min<uint64_t>(c.controller().cwnd_bytes(), UINT32_MAX));
+  i.srtt_us = static_cast<uint32_t>(c.rtt().srtt().us());
+  const auto& s = c.stats();
+  i.bytes_sent = s.bytes_sent;
+  i.bytes_acked = s.bytes_acked;
+  i.bytes_received = s.bytes_received;
+  i.retransmits = s.retransmits;
+  i.feedback_bytes = s.feedback_bytes;
+  switch (c.state()) {
+    case xcphost::ConnState::kSynSent:
+    case xcphost::ConnState::kSynReceived: i.state = 0; break;
+    case xcphost::ConnState::kEstablished: i.state = 1; break;
+    case xcphost::ConnState::kClosed: i.state = 2; break;
+    case xcphost::ConnState::kFailed: i.state = 3; break;
+  }
+  return i;
+}
+
+}  // namespace
+
+StackDaemon::StackDaemon(const DaemonConfig& cfg, const xcp::Clock& clock)
+    : cfg_(cfg),
+      clock_(clock),
+      sock_(cfg.raw),
+      tx_(sock_),
+      rx_(sock_),
+      ep_(tx_),
+      ctl_(static_cast<int>(xcp::check_syscall("listen on " + cfg.address,
+                                               xcpsock::listen_unix(cfg.address.c_str())))),
+      next_port_(static_cast<uint16_t>(kPortLow + std::random_device{}() % (kPortHigh - kPortLow))) {}
+
+xcphost::ConnectionConfig StackDaemon::config_for(const Request& req) const {
+  xcphost::ConnectionConfig c = cfg_.defaults;
+  switch (req.cc) {
+    case XCPSOCK_CC_XCP: c.cc = xcphost::CcKind::kXcp; break;
+    case XCPSOCK_CC_NEWRENO: c.cc = xcphost::CcKind::kNewReno; break;
+    case XCPSOCK_CC_HSTCP: c.cc = xcphost::CcKind::kHighSpeed; break;
+    default: break;
+  }
+  if (req.rate_bps != 0) c.desired_rate = xcp::Rate::from_bits_per_s(static_cast<double>(req.rate_bps));
+  return c;
+}
+
+uint16_t StackDaemon::ephemeral_port(uint32_t remote_addr) {
+  (void)remote_addr;
+  for (uint32_t tries = 0; tries <= kPortHigh - kPortLow; ++tries) {
+    const uint16_t p = next_port_;
+    next_port_ = next_port_ >= kPortHigh ? kPortLow : static_cast<uint16_t>(next_port_ + 1);
+    if (!ep_.owns_port(p)) return p;
+  }
+  return 0;
+}
+
+void StackDaemon::accept_control() {
+  for (;;) {
+    const int fd = accept4(ctl_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;  // EAGAIN, or a client that went away
+    pending_ctl_.emplace_back(fd);
+  }
+}
+
+void StackDaemon::on_request(xcp::FileDescriptor ctl) {
+  Request req;
+  int fd = -1;
+  const ssize_t n = xcpsock::recv_message(ctl.get(), &req, sizeof req, &fd, true, MSG_DONTWAIT);
+  xcp::FileDescriptor passed = fd >= 0 ? xcp::FileDescriptor(fd) : xcp::FileDescriptor();
+  ++stats_.requests;
+  if (n != static_cast<ssize_t>(sizeof req) || req.magic != xcpsock::kMagic || req.version != xcpsock::kVersion) {
+    ++stats_.bad_requests;
+    send_reply(ctl.get(), error_reply(EPROTO));
+    return;
+  }
+  switch (req.op) {
+    case xcpsock::Op::kConnect:
+      if (!passed.valid()) break;
+      do_connect(std::move(ctl), req, std::move(passed));
+      return;
+    case xcpsock::Op::kListen: do_listen(std::move(ctl), req); return;
+    case xcpsock::Op::kInfo: do_info(ctl.get(), req); return;
+  }
+  ++stats_.bad_requests;
+  send_reply(ctl.get(), error_reply(EPROTO));
+}
+
+void StackDaemon::do_connect(xcp::FileDescriptor ctl, const Request& req, xcp::FileDescriptor app) {
+  if (streams_.size() >= cfg_.max_connections) {
+    ++stats_.refused_limit;
+    send_reply(ctl.get(), error_reply(EAGAIN));
+    return;
+  }
+  const uint16_t port = ephemeral_port(req.addr);
+  if (port == 0) {
+    send_reply(ctl.get(), error_reply(EADDRNOTAVAIL));
+    return;
+  }
+  ++stats_.connects;
+  Stream& s = streams_.emplace_back();
+  s.app = std::make_unique<AppStream>(std::move(app), cfg_.max_backlog_bytes);
+  s.reply_to = std::move(ctl);
+  xcphost::ConnectionConfig cfg = config_for(req);
+  s.cc = cfg.cc;
+  if (cfg.xcpi_ip_ttl != 0) cfg.xcpi_sender_ipv4 = xcphost::local_address_towards(req.addr);
+  xcphost::Connection& c = ep_.connect(xcphost::FlowKey{req.addr, port, req.port}, cfg, s.app.get(), clock_.now());
+  s.active = &c;
+  s.app->attach(c);
+}
+
+void StackDaemon::do_listen(xcp::FileDescriptor ctl, const Request& req) {
+  if (listeners_.contains(req.port) || ep_.owns_port(req.port)) {
+    send_reply(ctl.get(), error_reply(EADDRINUSE));
+    return;
+  }
+  const xcphost::ConnectionConfig cfg = config_for(req);
+  const uint16_t port = req.port;
+  ep_.listen(port, cfg, [this, port](xcphost::Connection& c) { return on_syn(port, c); });
+  Reply ok;
+  ok.local_addr = req.addr;
+  ok.local_port = port;
+  send_reply(ctl.get(), ok);
+  listeners_[port] = Listener{std::move(ctl), std::clamp<uint32_t>(req.backlog, 1, xcpsock::kMaxBacklog), 0, cfg.cc};
+}
+
+void StackDaemon::do_info(int ctl, const Request& req) {
+  const xcphost::FlowKey key{req.addr, req.local_port, req.port};
+  for (const Stream& s : streams_) {
+    const xcphost::Connection* c = s.app->connection();
+    if (c != nullptr && c->key() == key) {
+      Reply r;
+      r.info = info_of(*c);
+      r.info.cc = xcpsock_cc_from_name(std::string(xcphost::to_string(s.cc)).c_str());
+      send_reply(ctl, r);
+      return;
+    }
+  }
+  send_reply(ctl, error_reply(ENOTCONN));
+}
+
+xcphost::ConnectionHandler* StackDaemon::on_syn(uint16_t port, xcphost::Connection& c) {
+  int pair[2];
+  Stream& s = streams_.emplace_back();
+  if (streams_.size() > cfg_.max_connections || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    ++stats_.refused_limit;
+    s.reject = true;
+    s.app = std::make_unique<AppStream>(xcp::FileDescriptor(), cfg_.max_backlog_bytes);
+  } else {
+    s.app = std::make_unique<AppStream>(xcp::FileDescriptor(pair[1]), cfg_.max_backlog_bytes);
+    s.app_end = xcp::FileDescriptor(pair[0]);
+  }
+  s.listener_port = port;
+  if (auto it = listeners_.find(port); it != listeners_.end()) s.cc = it->second.cc;
+  s.app->attach(c);
+  return s.app.get();
+}
+
+void StackDaemon::deliver(Stream& s) {
+  auto it = listeners_.find(s.listener_port);
+  if (it == listeners_.end()) {
+    s.reject = true;  // the application stopped listening
+    return;
+  }
+  Listener& l = it->second;
+  const xcphost::Connection& c = *s.app->connection();
+  Reply r;
+  r.local_addr = xcphost::local_address_towards(c.key().remote_addr);
+  r.local_port = c.key().local_port;
+  r.remote_addr = c.key().remote_addr;
+  r.remote_port = c.key().remote_port;
+  if (xcpsock::send_message(l.chan.get(), &r, sizeof r, s.app_end.get(), MSG_DONTWAIT) ==
+      static_cast<ssize_t>(sizeof r)) {
+    s.app_end.close();
+    ++stats_.accepts;
+    return;
+  }
+  if (errno != EAGAIN && errno != EWOULDBLOCK) {
+    s.reject = true;
+  } else if (++l.queued > l.backlog) {
+    ++stats_.refused_limit;
+    s.reject = true;
+  }
+}
+
+void StackDaemon::close_listener(uint16_t port) {
+  ep_.unlisten(port);
+  listeners_.erase(port);
+}
+
+void StackDaemon::step_streams(xcp::Timestamp now) {
+  for (auto& [port, l] : listeners_) l.queued = 0;
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    Stream& s = *it;
+    AppStream& a = *s.app;
+    xcphost::Connection* c = a.connection();
+    if (c != nullptr && (s.reject || a.overflowed())) {
+      if (a.overflowed()) ++stats_.overflow_resets;
+      c->abort(now, xcphost::ConnError::kReset);
+      c = nullptr;
+    }
+    if (s.reply_to.valid() && (a.established() || c == nullptr)) {
+      Reply r;
+      if (c != nullptr) {
+        r.local_addr = xcphost::local_address_towards(c->key().remote_addr);
+        r.local_port = c->key().local_port;
+        r.remote_addr = c->key().remote_addr;
+        r.remote_port = c->key().remote_port;
+      } else {
+        r = error_reply(errno_of(s.active != nullptr ? s.active->error() : xcphost::ConnError::kNone));
+      }
+      send_reply(s.reply_to.get(), r);
+      s.reply_to.close();
+    }
+    if (s.app_end.valid() && c != nullptr && a.established()) deliver(s);
+    if (a.fd() >= 0) a.flush_to_app();
+    const bool undelivered_and_gone = s.app_end.valid() && c == nullptr;
+    if (a.finished() || undelivered_and_gone || a.fd() < 0) {
+      if (c != nullptr) c->abort(now, xcphost::ConnError::kReset);
+      if (s.active != nullptr) ep_.remove(*s.active);
+      it = streams_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+}
+
+void StackDaemon::run_once(xcp::Duration max_sleep) {
+  xcp::Timestamp now = clock_.now();
+  size_t got = 0;
+  const auto on_packet = [&](uint32_t src, std::span<const uint8_t> bytes) { ep_.on_packet(src, bytes, now); };
+  for (int i = 0; i < kMaxRxBatchesPerIteration; ++i) {
+    const size_t n = rx_.receive(on_packet);
+    got += n;
+    if (n == 0) break;
+  }
+  now = clock_.now();
+  ep_.service(now);
+  tx_.flush();
+  step_streams(now);
+  tx_.flush();
+
+  // Poll set: raw socket, control socket, requests not read yet, listeners, streams.
+  std::vector<pollfd> fds;
+  fds.push_back({sock_.fd(), static_cast<short>(POLLIN | (tx_.pending() ? POLLOUT : 0)), 0});
+  fds.push_back({ctl_.get(), POLLIN, 0});
+  for (const auto& p : pending_ctl_) fds.push_back({p.get(), POLLIN, 0});
+  std::vector<uint16_t> lports;
+  for (const auto& [port, l] : listeners_) {
+    fds.push_back({l.chan.get(), POLLIN, 0});
+    lports.push_back(port);
+  }
+  for (const Stream& s : streams_) {
+    if (s.app->fd() >= 0) fds.push_back({s.app->fd(), s.app->poll_events(), 0});
+  }
+  const xcp::Timestamp wake = ep_.next_deadline();
+  const xcp::Duration sleep =
+      got > 0 ? xcp::Duration::zero() : std::clamp(wake - clock_.now(), xcp::Duration::zero(), max_sleep);
+  const timespec ts{static_cast<time_t>(sleep.ns() / 1'000'000'000), static_cast<long>(sleep.ns() % 1'000'000'000)};
+  if (ppoll(fds.data(), fds.size(), &ts, nullptr) < 0) {
+    if (errno == EINTR) return;
+    throw xcp::SystemError("ppoll", errno);
+  }
+  if (fds[1].revents != 0) accept_control();
+  // Requests: a message (or a hang-up) arrived on a pending control connection.
+  std::vector<xcp::FileDescriptor> still;
+  for (size_t i = 0; i < pending_ctl_.size(); ++i) {
+    if (fds[2 + i].revents != 0) {
+      on_request(std::move(pending_ctl_[i]));
+    } else {
+      still.push_back(std::move(pending_ctl_[i]));
+    }
+  }
+  const size_t lbase = 2 + pending_ctl_.size();
+  pending_ctl_ = std::move(still);
+  // A listener's channel never carries requests: readable means closed.
+  for (size_t i = 0; i < lports.size(); ++i) {
+    if (fds[lbase + i].revents != 0) close_listener(lports[i]);
+  }
+}
+
+void StackDaemon::run(const std::function<bool()>& stop) {
+  while (!stop()) run_once(kMaxSleep);
+}
+
+}  // namespace xcpstackd

@@ -1,0 +1,104 @@
+// xcp-stackd: the per-host (per network namespace) XCP socket stack. One
+// process owns the raw protocol-253 socket, the Endpoint with every
+// connection of every application on the host, and their timers; programs
+// reach it over an AF_UNIX SOCK_SEQPACKET socket (socket/stackd_protocol.hh)
+// and move bytes through socketpairs (stackd/app_stream.hh). Why a daemon and
+// not a stack thread per process: docs/socket-stack.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "io/raw_socket.hh"
+#include "io/rx_batch.hh"
+#include "io/tx_batch.hh"
+#include "socket/stackd_protocol.hh"
+#include "stackd/app_stream.hh"
+#include "transport/connection_config.hh"
+#include "transport/endpoint.hh"
+#include "xcp/clock.hh"
+#include "xcp/fd.hh"
+
+namespace xcpstackd {
+
+struct DaemonConfig {
+  std::string address = "@xcp-stackd";    // socket/unix_channel.hh
+  xcphost::ConnectionConfig defaults;       // every socket's settings but its cc and rate
+  xcphost::RawSocketConfig raw;
+  size_t max_backlog_bytes = size_t{16} << 20;  // per connection, see AppStream
+  size_t max_connections = 4096;                // bounds the daemon's memory
+};
+
+struct DaemonStats {
+  uint64_t requests = 0;
+  uint64_t bad_requests = 0;
+  uint64_t connects = 0;
+  uint64_t accepts = 0;
+  uint64_t refused_limit = 0;  // over max_connections or a listener's backlog
+  uint64_t overflow_resets = 0;
+};
+
+class StackDaemon {
+ public:
+  StackDaemon(const DaemonConfig& cfg, const xcp::Clock& clock);
+  StackDaemon(const StackDaemon&) = delete;
+  StackDaemon& operator=(const StackDaemon&) = delete;
+
+  // Serves until `stop()` returns true (checked at least every 50 ms).
+  void run(const std::function<bool()>& stop);
+  // One iteration with at most `max_sleep` in ppoll (tests drive this).
+  void run_once(xcp::Duration max_sleep);
+
+  const DaemonStats& stats() const { return stats_; }
+  size_t stream_count() const { return streams_.size(); }
+
+ private:
+  struct Stream {
+    std::unique_ptr<AppStream> app;
+    xcphost::Connection* active = nullptr;  // our connect(): removed from the Endpoint by us
+    xcp::FileDescriptor reply_to;            // connect request awaiting the handshake's outcome
+    xcp::FileDescriptor app_end;             // accepted: the application's end, until delivered
+    uint16_t listener_port = 0;              // accepted: where to deliver it
+    bool reject = false;                     // over a limit: reset at the next step
+    xcphost::CcKind cc = xcphost::CcKind::kNewReno;
+  };
+  struct Listener {
+    xcp::FileDescriptor chan;  // the application's listening descriptor's peer
+    uint32_t backlog = 1;
+    uint32_t queued = 0;       // established, not yet taken by the application
+    xcphost::CcKind cc = xcphost::CcKind::kNewReno;
+  };
+
+  void accept_control();
+  void on_request(xcp::FileDescriptor ctl);
+  void do_connect(xcp::FileDescriptor ctl, const xcpsock::Request& req, xcp::FileDescriptor app);
+  void do_listen(xcp::FileDescriptor ctl, const xcpsock::Request& req);
+  void do_info(int ctl, const xcpsock::Request& req);
+  xcphost::ConnectionHandler* on_syn(uint16_t port, xcphost::Connection& c);
+  xcphost::ConnectionConfig config_for(const xcpsock::Request& req) const;
+  // After the endpoint ran: replies, deliveries, flushing, reaping.
+  void step_streams(xcp::Timestamp now);
+  void deliver(Stream& s);
+  void close_listener(uint16_t port);
+  uint16_t ephemeral_port(uint32_t remote_addr);
+
+  DaemonConfig cfg_;
+  const xcp::Clock& clock_;
+  xcphost::RawSocket sock_;
+  xcphost::TxBatch tx_;
+  xcphost::RxBatch rx_;
+  xcphost::Endpoint ep_;
+  xcp::FileDescriptor ctl_;
+  std::vector<xcp::FileDescriptor> pending_ctl_;  // connected, request not read yet
+  std::list<Stream> streams_;                      // stable addresses
+  std::unordered_map<uint16_t, Listener> listeners_;
+  uint16_t next_port_;
+  DaemonStats stats_;
+};
+
+}  // namespace xcpstackd
