@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "contract_bounds.hh"
+#include "control/config_loader.hh"
 #include "engine_test_util.hh"
 #include "xcp/clock.hh"
 
@@ -120,12 +122,49 @@ TEST(ControlHandler, ErrorsNameWhatIsWrong) {
   EXPECT_EQ(error(R"({"cmd":"set_link","router":"r1","port":"r1:a","direction":"ingress"})"),
             "set_link: port 'r1:a' has no ingress link configured");
   EXPECT_EQ(error(R"({"cmd":"set_link","router":"r1","port":"r1:a","capacity_bps":-1})"),
-            "set_link: capacity_bps must be a non-negative integer, got -1");
+            "set_link.capacity_bps: must be an integer in [1000, 1e+11] bps (" +
+                std::string(bounds::kLinkCapacityBps.why) + "), got -1");
   EXPECT_EQ(error(R"({"cmd":"set_link","router":"r1","port":"r1:a","limit_packets":0})"),
-            "set_link: limit_packets and limit_bytes cannot both be 0 (unbounded)");
+            "set_link: needs limit_packets or limit_bytes > 0 (an unbounded buffer is not a link)");
   EXPECT_NE(error(R"({"cmd":"set_link","router":"r1","port":"r1:a","speed":1})").find("unknown field 'speed'"),
             std::string::npos);
   EXPECT_EQ(error(R"({"cmd":"set_queue","router":"r1","port":"r1:a"})"), "set_queue: params (object) is required");
+}
+
+// Load time and set_link read a link's fields with one reader (control/link_fields.hh):
+// the same value is refused by both, in the same words, at the shared table's bounds.
+TEST(ControlHandler, SetLinkAndConfigRefuseTheSameValuesInTheSameWords) {
+  struct Case {
+    const char* field;
+    json value;
+  };
+  const double cap_hi = bounds::kLinkCapacityBps.hi, delay_hi_us = bounds::kLinkDelayS.hi * 1e6;
+  for (const Case& c : {Case{"capacity_bps", json(static_cast<uint64_t>(bounds::kLinkCapacityBps.lo) - 1)},
+                        Case{"capacity_bps", json(static_cast<uint64_t>(cap_hi) + 1)},
+                        Case{"delay_us", json(static_cast<uint64_t>(delay_hi_us) + 1)},
+                        Case{"delay_us", json(-1)},
+                        Case{"up", json("yes")}}) {
+    Fixture f;
+    json req = {{"cmd", "set_link"}, {"router", "r1"}, {"port", "r1:a"}, {c.field, c.value}};
+    const std::string live = f.ask(req.dump())["error"].get<std::string>();
+    json link = {{"capacity_bps", 10'000'000}, {"delay_us", 1000}, {"queue", {{"kind", "droptail"}, {"limit_packets", 5}}}};
+    link[c.field] = c.value;
+    std::string loaded;
+    try {
+      parse_link_config(link, "egress");
+    } catch (const std::invalid_argument& e) {
+      loaded = e.what();
+    }
+    ASSERT_EQ(live.rfind("set_link.", 0), 0u) << live;
+    ASSERT_EQ(loaded.rfind("egress.", 0), 0u) << c.field << " " << c.value << " accepted at load";
+    EXPECT_EQ(live.substr(std::string("set_link").size()), loaded.substr(std::string("egress").size()));
+  }
+  // ... and the edges of the table are accepted by both.
+  Fixture f;
+  EXPECT_EQ(f.ask(json{{"cmd", "set_link"}, {"router", "r1"}, {"port", "r1:a"},
+                       {"capacity_bps", static_cast<uint64_t>(cap_hi)}, {"delay_us", static_cast<uint64_t>(delay_hi_us)}}
+                      .dump())["ok"],
+            true);
 }
 
 }  // namespace

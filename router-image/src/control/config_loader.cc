@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 
+#include "control/link_fields.hh"
 #include "control/xcpi_config_loader.hh"
 #include "qdisc/qdisc_factory.hh"
 #include "util/json_keys.hh"
@@ -150,29 +151,23 @@ void check_oracle_links(const EngineConfig& c) {
 LinkConfig parse_link_config(const json& j, const std::string& where) {
   if (!j.is_object()) fail(where, "must be an object with capacity_bps, delay_us, queue");
   only_keys(j, where, {"capacity_bps", "delay_us", "queue", "loss", "up"});
+  need(j, where, "capacity_bps");
+  need(j, where, "delay_us");
+  const LinkFields f = read_link_fields(j, where);  // the same reader as set_link
   LinkConfig c;
-  c.capacity_bps = need_uint(need(j, where, "capacity_bps"), where + ".capacity_bps", "bits/s");
-  if (c.capacity_bps == 0) fail(where + ".capacity_bps", "must be > 0 (use \"up\": false for a dead link)");
-  const uint64_t delay_us = need_uint(need(j, where, "delay_us"), where + ".delay_us", "microseconds");
-  if (delay_us > 60'000'000) fail(where + ".delay_us", "at most 60000000 (60 s), got " + std::to_string(delay_us));
-  c.delay = xcp::Duration::microseconds(static_cast<int64_t>(delay_us));
+  c.capacity_bps = *f.capacity_bps;
+  c.delay = *f.delay;
+  if (f.loss) c.loss = *f.loss;
+  if (f.up) c.up = *f.up;
   c.queue = need(j, where, "queue");
   // Validate the queue with the qdisc owner's own factory; its messages
   // start with "queue." so prefixing our path names the exact field.
   try {
-    auto q = make_qdisc(c.queue, 0);
-    if (q->limit().packets == 0 && q->limit().bytes == 0) {
-      fail(where + ".queue", "needs limit_packets or limit_bytes > 0 (an unbounded buffer is not a link)");
-    }
+    check_queue_limit(make_qdisc(c.queue, 0)->limit(), "queue");
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
     if (msg.rfind(where, 0) == 0) throw;
     fail(where + "." + msg.substr(0, msg.find(':')), msg.substr(msg.find(':') + 2));
-  }
-  if (auto it = j.find("loss"); it != j.end()) c.loss = LossConfig::from_json(*it, where + ".loss");
-  if (auto it = j.find("up"); it != j.end()) {
-    if (!it->is_boolean()) fail(where + ".up", "must be true or false, got " + it->dump());
-    c.up = it->get<bool>();
   }
   return c;
 }

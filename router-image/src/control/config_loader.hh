@@ -21,8 +21,8 @@ EngineConfig parse_config(const nlohmann::json& j, const std::string& source);
 EngineConfig load_config(const std::string& path);
 
 // One link object (egress/ingress); `where` is its field path. Throws
-// std::invalid_argument("where.field: ..."). Load time only: the control
-// socket's set_link checks its own fields (ControlHandler::set_link).
+// std::invalid_argument("where.field: ..."). Its link fields are read by
+// read_link_fields (control/link_fields.hh), as the control socket's set_link's are.
 LinkConfig parse_link_config(const nlohmann::json& j, const std::string& where);
 
 }  // namespace xcprouter

@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "control/link_fields.hh"
 #include "util/json_keys.hh"
 #include "util/net_address.hh"
 
@@ -12,15 +13,6 @@ namespace xcprouter {
 namespace {
 
 using nlohmann::json;
-
-std::optional<uint64_t> opt_uint(const json& req, const char* key, const char* cmd) {
-  auto it = req.find(key);
-  if (it == req.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_unsigned()) {
-    throw std::invalid_argument(std::string(cmd) + ": " + key + " must be a non-negative integer, got " + it->dump());
-  }
-  return it->get<uint64_t>();
-}
 
 std::string need_string(const json& req, const char* key, const char* cmd) {
   auto it = req.find(key);
@@ -126,32 +118,20 @@ json ControlHandler::set_link(const json& req) {
   only_keys(req, "set_link", {"cmd", "router", "port", "direction", "capacity_bps", "delay_us", "limit_packets",
                               "limit_bytes", "loss", "up"});
   Link& link = find_link(req, "set_link");
-  // Validate everything before changing anything.
-  const auto capacity = opt_uint(req, "capacity_bps", "set_link");
-  if (capacity && *capacity == 0) throw std::invalid_argument("set_link: capacity_bps must be > 0 (use up=false)");
-  const auto delay = opt_uint(req, "delay_us", "set_link");
-  if (delay && *delay > 60'000'000) throw std::invalid_argument("set_link: delay_us at most 60000000");
+  // Validate everything before changing anything, with the config file's reader.
+  const LinkFields f = read_link_fields(req, "set_link");
   QueueLimit limit = link.qdisc().limit();
-  if (auto v = opt_uint(req, "limit_packets", "set_link")) limit.packets = *v;
-  if (auto v = opt_uint(req, "limit_bytes", "set_link")) limit.bytes = *v;
-  if (limit.packets == 0 && limit.bytes == 0) {
-    throw std::invalid_argument("set_link: limit_packets and limit_bytes cannot both be 0 (unbounded)");
-  }
-  std::optional<LossConfig> loss;
-  if (req.contains("loss")) loss = LossConfig::from_json(req["loss"], "set_link: loss");
-  std::optional<bool> up;
-  if (req.contains("up")) {
-    if (!req["up"].is_boolean()) throw std::invalid_argument("set_link: up must be true or false");
-    up = req["up"].get<bool>();
-  }
+  if (f.limit_packets) limit.packets = *f.limit_packets;
+  if (f.limit_bytes) limit.bytes = *f.limit_bytes;
+  check_queue_limit(limit, "set_link");
 
   const xcp::Timestamp now = clock_.now();
   link.advance(now);  // what happened before the change happens under the old parameters
-  if (capacity) link.set_capacity(xcp::Rate::from_bits_per_s(static_cast<double>(*capacity)));
-  if (delay) link.set_delay(xcp::Duration::microseconds(static_cast<int64_t>(*delay)));
+  if (f.capacity_bps) link.set_capacity(xcp::Rate::from_bits_per_s(static_cast<double>(*f.capacity_bps)));
+  if (f.delay) link.set_delay(*f.delay);
   link.set_limit(limit);
-  if (loss) link.set_loss(*loss);
-  if (up) link.set_up(*up, now);
+  if (f.loss) link.set_loss(*f.loss);
+  if (f.up) link.set_up(*f.up, now);
   return {{"ok", true}, {"link", link.stats_json()["config"]}};
 }
 

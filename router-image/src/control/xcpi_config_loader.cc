@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "contract_bounds.hh"
 #include "qdisc/param_reader.hh"
 #include "util/json_keys.hh"
 #include "util/net_address.hh"
@@ -15,11 +16,6 @@ using nlohmann::json;
 [[noreturn]] void fail(const std::string& where, const std::string& what) {
   throw std::invalid_argument(where + ": " + what);
 }
-
-// The bounds keep every timer above the engine's event granularity and every
-// table small enough to report in one stats answer.
-constexpr uint32_t kMaxUpstreamsBound = 4096;
-constexpr double kMinTimerS = 0.001, kMaxTimerS = 600.0;
 
 LinkRef parse_link_ref(const json& j, const std::string& where) {
   if (!j.is_object()) fail(where, "must be an object {router, port, direction}");
@@ -51,8 +47,8 @@ OracleConfig parse_oracle(const json& j, const std::string& where) {
   }
   ParamReader r(scalars, where);
   OracleConfig o;
-  o.error = r.number_or("error", 0.0, 0.0, 0.9);
-  o.period = r.seconds_or("period_s", xcp::Duration::zero(), 0.0, kMaxTimerS);
+  o.error = r.number_or("error", 0.0, bounds::kXcpiOracleError);
+  o.period = r.seconds_or("period_s", xcp::Duration::zero(), bounds::kXcpiOraclePeriodS);
   r.finish();
   if (auto it = j.find("paths"); it != j.end()) {
     if (!it->is_array()) fail(where + ".paths", "must be an array");
@@ -82,13 +78,13 @@ ChirpConfig parse_chirp(const json& j, const std::string& where, double& overhea
   // for_rate() derives L, the delay floor and the period from the largest
   // rate and the probe overhead, for the probe size read here; the rest keeps
   // XCPI_ESTIMATOR.md's defaults.
-  const double max_rate = r.number_or("max_rate_bps", 10e6, 1e5, 1e11);
-  const double overhead = r.number_or("overhead", 0.02, 0.001, 0.5);
+  const double max_rate = r.number_or("max_rate_bps", 10e6, bounds::kXcpiChirpMaxRateBps);
+  const double overhead = r.number_or("overhead", 0.02, bounds::kXcpiChirpOverhead);
   overhead_out = overhead;
   ChirpConfig c;
-  c.packet_bytes = static_cast<uint32_t>(r.number_or("packet_bytes", c.packet_bytes, 100, 1500));
-  c.chirps_per_estimate = static_cast<uint32_t>(r.number_or("chirps_per_estimate", c.chirps_per_estimate, 1, 100));
-  c.min_chirps = static_cast<uint32_t>(r.number_or("min_chirps", c.min_chirps, 1, 100));
+  c.packet_bytes = static_cast<uint32_t>(r.number_or("packet_bytes", c.packet_bytes, bounds::kXcpiChirpPacketBytes));
+  c.chirps_per_estimate = static_cast<uint32_t>(r.number_or("chirps_per_estimate", c.chirps_per_estimate, bounds::kXcpiChirpsPerEstimate));
+  c.min_chirps = static_cast<uint32_t>(r.number_or("min_chirps", c.min_chirps, bounds::kXcpiMinChirps));
   r.finish();
   c = c.for_rate(xcp::Rate::from_bits_per_s(max_rate), overhead);
   if (c.min_chirps > c.chirps_per_estimate) fail(where + ".min_chirps", "must not exceed chirps_per_estimate");
@@ -112,15 +108,15 @@ XcpiConfig parse_xcpi_config(const json& j, const std::string& where) {
   XcpiConfig c;
   const auto est = r.choice("estimator", {"oracle", "chirp"});
   c.estimator = est && *est == "chirp" ? EstimatorKind::kChirp : EstimatorKind::kOracle;
-  c.max_upstreams = static_cast<uint32_t>(r.number_or("max_upstreams", c.max_upstreams, 1, kMaxUpstreamsBound));
-  auto secs = [&](const char* key, xcp::Duration cur) { return r.seconds_or(key, cur, kMinTimerS, kMaxTimerS); };
+  c.max_upstreams = static_cast<uint32_t>(r.number_or("max_upstreams", c.max_upstreams, bounds::kXcpiMaxUpstreams));
+  auto secs = [&](const char* key, xcp::Duration cur) { return r.seconds_or(key, cur, bounds::kXcpiTimerS); };
   c.idle_timeout = secs("idle_timeout_s", c.idle_timeout);
   c.request_timeout = secs("request_timeout_s", c.request_timeout);
   c.reestimate_period = secs("reestimate_period_s", c.reestimate_period);
   c.broken_holdoff = secs("broken_holdoff_s", c.broken_holdoff);
   c.estimate_max_age = secs("estimate_max_age_s", c.estimate_max_age);
-  c.request_attempts = static_cast<uint32_t>(r.number_or("request_attempts", c.request_attempts, 1, 100));
-  c.chirps_per_request = static_cast<uint32_t>(r.number_or("chirps_per_request", c.chirps_per_request, 1, 1000));
+  c.request_attempts = static_cast<uint32_t>(r.number_or("request_attempts", c.request_attempts, bounds::kXcpiRequestAttempts));
+  c.chirps_per_request = static_cast<uint32_t>(r.number_or("chirps_per_request", c.chirps_per_request, bounds::kXcpiChirpsPerRequest));
   if (auto b = r.boolean("cloud_queue")) c.cloud_queue = *b;
   r.finish();
   if (auto it = j.find("oracle"); it != j.end()) c.oracle = parse_oracle(*it, where + ".oracle");

@@ -29,18 +29,12 @@ const nlohmann::json* ParamReader::find(std::string_view key) {
   return it == obj_.end() ? nullptr : &*it;
 }
 
-std::optional<double> ParamReader::number(std::string_view key, double lo, double hi) {
+std::optional<double> ParamReader::number(std::string_view key, const Bound& b) {
   const nlohmann::json* v = find(key);
   if (!v) return std::nullopt;
-  if (!v->is_number()) {
-    throw std::invalid_argument(field(key) + ": must be a number in [" + std::to_string(lo) + ", " +
-                                std::to_string(hi) + "], got " + v->dump());
-  }
+  if (!v->is_number()) throw std::invalid_argument(field(key) + ": must be a number, " + b.describe() + ", got " + v->dump());
   const double x = v->get<double>();
-  if (!(x >= lo && x <= hi)) {
-    throw std::invalid_argument(field(key) + ": " + v->dump() + " out of range, valid [" +
-                                std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
+  if (!b.contains(x)) throw std::invalid_argument(field(key) + ": " + v->dump() + " out of range, valid " + b.describe());
   return x;
 }
 

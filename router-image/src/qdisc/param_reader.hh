@@ -5,6 +5,9 @@
 // unknown keys with the list of valid ones. Errors are std::invalid_argument
 // whose message names the field path (e.g. "queue.params.max_p"), the value
 // and what would be valid — the planner and the control socket show it as is.
+// Every range is a row of the bound table shared with the spec validator
+// (qdisc/bound.hh, contract_bounds.hh), so the engine and `xcplab validate`
+// accept the same values.
 #pragma once
 
 #include <initializer_list>
@@ -15,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "qdisc/bound.hh"
 #include "xcp/units.hh"
 
 namespace xcprouter {
@@ -25,15 +29,15 @@ class ParamReader {
   // every error message ("queue.params").
   ParamReader(const nlohmann::json& obj, std::string context);
 
-  // A number in [lo, hi]; nullopt when absent.
-  std::optional<double> number(std::string_view key, double lo, double hi);
-  double number_or(std::string_view key, double fallback, double lo, double hi) {
-    return number(key, lo, hi).value_or(fallback);
+  // A number within `b`; nullopt when absent.
+  std::optional<double> number(std::string_view key, const Bound& b);
+  double number_or(std::string_view key, double fallback, const Bound& b) {
+    return number(key, b).value_or(fallback);
   }
   std::optional<bool> boolean(std::string_view key);
-  // A duration given in seconds, in [lo_s, hi_s]; `fallback` when absent.
-  xcp::Duration seconds_or(std::string_view key, xcp::Duration fallback, double lo_s, double hi_s) {
-    const auto v = number(key, lo_s, hi_s);
+  // A duration given in seconds, within `b`; `fallback` when absent.
+  xcp::Duration seconds_or(std::string_view key, xcp::Duration fallback, const Bound& b) {
+    const auto v = number(key, b);
     return v ? xcp::Duration::seconds(*v) : fallback;
   }
   // One of `valid`; nullopt when absent.

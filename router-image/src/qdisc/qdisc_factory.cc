@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "control/link_fields.hh"
 #include "ixcp/ixcp_queue.hh"
 #include "qdisc/drop_tail.hh"
 #include "qdisc/param_reader.hh"
@@ -14,16 +15,6 @@ namespace xcprouter {
 namespace {
 
 constexpr const char* kContext = "queue";
-
-uint64_t read_limit(const nlohmann::json& cfg, const char* key) {
-  auto it = cfg.find(key);
-  if (it == cfg.end() || it->is_null()) return 0;
-  if (!it->is_number_integer() || it->get<int64_t>() < 0) {
-    throw std::invalid_argument(std::string(kContext) + "." + key +
-                                ": must be a non-negative integer (0 = unbounded), got " + it->dump());
-  }
-  return it->get<uint64_t>();
-}
 
 }  // namespace
 
@@ -45,7 +36,8 @@ std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
                                 std::string(qdisc_kinds()));
   }
   const std::string kind = kind_it->get<std::string>();
-  const QueueLimit limit{read_limit(cfg, "limit_packets"), read_limit(cfg, "limit_bytes")};
+  const QueueLimit limit{read_queue_limit(cfg, "limit_packets", kContext).value_or(0),
+                         read_queue_limit(cfg, "limit_bytes", kContext).value_or(0)};
   static const nlohmann::json kNoParams;
   auto params_it = cfg.find("params");
   const nlohmann::json& params = params_it == cfg.end() ? kNoParams : *params_it;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "contract_bounds.hh"
 #include "qdisc/param_reader.hh"
 
 namespace xcprouter {
@@ -102,12 +103,12 @@ RedParams parse_red_params(const nlohmann::json& params, RedParams k) {
     }
     k.bytes = to_bytes;
   }
-  k.min_th = r.number_or("min_th", k.min_th, 0, 1e12);
-  k.max_th = r.number_or("max_th", k.max_th, 0, 1e12);
-  k.max_p = r.number_or("max_p", k.max_p, 1e-9, 1.0);
-  k.w_q = r.number_or("w_q", k.w_q, 1e-9, 1.0);
+  k.min_th = r.number_or("min_th", k.min_th, bounds::kRedMinTh);
+  k.max_th = r.number_or("max_th", k.max_th, bounds::kRedMaxTh);
+  k.max_p = r.number_or("max_p", k.max_p, bounds::kRedMaxP);
+  k.w_q = r.number_or("w_q", k.w_q, bounds::kRedWQ);
   if (auto g = r.boolean("gentle")) k.gentle = *g;
-  k.mean_packet_bytes = r.number_or("mean_packet_bytes", k.mean_packet_bytes, 1, 65535);
+  k.mean_packet_bytes = r.number_or("mean_packet_bytes", k.mean_packet_bytes, bounds::kRedMeanPacketBytes);
   r.finish();
   if (!(k.max_th > k.min_th)) {
     throw std::invalid_argument(r.field("max_th") + ": must be greater than min_th (" + std::to_string(k.min_th) +

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "contract_bounds.hh"
 #include "fairness/fairness_stage.hh"
 #include "qdisc/param_reader.hh"
 
 namespace xcprouter {
 
 namespace {
-
-constexpr double kMinTimerS = 0.001;
 
 std::unique_ptr<LinkSpareBandwidth> make_link_spare(LinkSpareBandwidth*& out) {
   auto s = std::make_unique<LinkSpareBandwidth>();
@@ -112,19 +111,18 @@ void XcpQdisc::report(nlohmann::json& out) const {
 void XcpQdisc::configure(const nlohmann::json& params) {
   ParamReader r(params, "queue.params");
   XcpParams k = controller_->params();
-  k.alpha = r.number_or("alpha", k.alpha, 0.0, 10.0);
-  k.beta = r.number_or("beta", k.beta, 0.0, 10.0);
-  k.gamma = r.number_or("gamma", k.gamma, 0.0, 1.0);
-  // At least 1 ms (orchestrator/spec/bounds.py XCP_INTERVAL, the same bound):
-  // a microsecond control timer keeps a SCHED_FIFO engine spinning and starves
-  // the agent and the API on the same cores.
-  auto secs = [&](const char* key, xcp::Duration cur) { return r.seconds_or(key, cur, kMinTimerS, 10.0); };
+  k.alpha = r.number_or("alpha", k.alpha, bounds::kXcpAlpha);
+  k.beta = r.number_or("beta", k.beta, bounds::kXcpBeta);
+  k.gamma = r.number_or("gamma", k.gamma, bounds::kXcpGamma);
+  // xcp.interval_s: at least 1 ms, as a microsecond control timer keeps a SCHED_FIFO
+  // engine spinning and starves the agent and the API on the same cores.
+  auto secs = [&](const char* key, xcp::Duration cur) { return r.seconds_or(key, cur, bounds::kXcpIntervalS); };
   k.fallback_interval = secs("fallback_interval_s", k.fallback_interval);
   k.min_interval = secs("min_interval_s", k.min_interval);
   k.max_interval = secs("max_interval_s", k.max_interval);
   k.rtt_cap = secs("rtt_cap_s", k.rtt_cap);
   k.min_queue_window = secs("min_queue_window_s", k.min_queue_window);
-  const auto cap = r.number("capacity_bps", 0.0, 1e12);
+  const auto cap = r.number("capacity_bps", bounds::kXcpCapacityBps);
   const FairnessParams fair = parse_fairness_params(r, fairness_params_);
   r.finish();
   if (k.min_interval > k.max_interval) {
