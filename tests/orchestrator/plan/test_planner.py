@@ -5,10 +5,12 @@ from __future__ import annotations
 import ipaddress
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from orchestrator.plan.planner import make_plan
+from orchestrator.plan.routing import UNREACHABLE, RouteMatrix
 from orchestrator.spec import load_spec, load_spec_text
 from xcplab_contract.plan import Plan
 
@@ -41,6 +43,21 @@ links:
 flows:
   - {id: f, src: h1, dst: h2}
 """
+
+
+def lpm(routes: Any, addr: str) -> Any:
+    """The longest-prefix match of ADDR among ROUTES (plan Routes or engine route dicts)."""
+    best, best_len = None, -1
+    for r in routes:
+        prefix = r["prefix"] if isinstance(r, dict) else r.prefix
+        net = ipaddress.ip_network(prefix)
+        if ipaddress.ip_address(addr) in net and net.prefixlen > best_len:
+            best, best_len = r, net.prefixlen
+    return best
+
+
+def first_address(subnet: str) -> str:
+    return str(next(ipaddress.ip_network(subnet).hosts()))
 
 
 @pytest.fixture(scope="module")
@@ -101,11 +118,14 @@ def test_engine_config_matches_config_md(quick: Plan) -> None:
     assert set(port) == {"name", "ifname", "mac", "ipv4", "egress", "ingress"}
     assert set(port["egress"]) == {"capacity_bps", "delay_us", "queue", "loss", "up"}
     assert set(port["egress"]["queue"]) == {"kind", "limit_packets", "limit_bytes", "params"}
-    # every subnet is routed, to the MAC of the next hop's interface on that port
+    # every subnet is routed (a default route covers the most common way out), to the
+    # MAC of the next hop's interface on that port
     macs = {i.ifname: i.peer_mac for i in quick.node("r1").interfaces}
-    assert {r["prefix"] for r in r1["routes"]} == {x.subnet for x in quick.links}
-    for r in r1["routes"]:
-        assert r["next_hop_mac"] == macs[r["port"].split(":")[1]]
+    for x in quick.links:
+        r = lpm(r1["routes"], first_address(x.subnet))
+        assert r is not None and r["next_hop_mac"] == macs[r["port"].split(":")[1]]
+    assert "0.0.0.0/0" in {r["prefix"] for r in r1["routes"]}
+    assert len(r1["routes"]) < len(quick.links)
     bottleneck = quick.link("bottleneck")
     core = next(p for p in r1["ports"] if p["name"] == bottleneck.a_to_b.port)
     assert core["egress"]["queue"]["kind"] == "xcp" and core["ingress"] is None
@@ -148,9 +168,27 @@ def test_routes_fewest_hops_then_least_delay() -> None:
     assert plan.flow("f").path == ("h1", "r1", "r3", "r4", "h2")
     assert plan.flow("f").rtt_s == pytest.approx(2 * (0.001 + 0.005 + 0.005 + 0.001))
     # the reverse path is symmetric here
-    r4 = {r.prefix: r for r in plan.node("r4").routes}
-    h1_subnet = plan.link("h1-r1").subnet
-    assert r4[h1_subnet].via == plan.node("r3").interfaces[1].ipv4.split("/")[0]
+    to_h1 = lpm(plan.node("r4").routes, first_address(plan.link("h1-r1").subnet))
+    assert to_h1 is not None
+    assert to_h1.via == plan.node("r3").interfaces[1].ipv4.split("/")[0]
+
+
+@pytest.mark.parametrize("text", [DIAMOND, QUICKSTART.read_text()])
+def test_compressed_tables_route_every_subnet_like_full_tables(text: str) -> None:
+    """A router's default route plus its exceptions send every subnet's addresses out of
+    the link (to the next hop) of the shortest-path search, as a full table would."""
+    spec = load_spec_text(text)
+    plan = make_plan(spec, "x")
+    matrix = RouteMatrix(spec)
+    for node in plan.routers:
+        out = matrix.out_links(node.name)
+        ifname_of = {i.link: i.ifname for i in node.interfaces}
+        for k, link in enumerate(plan.links):
+            r = lpm(node.routes, first_address(link.subnet))
+            if out[k] == UNREACHABLE:
+                continue
+            assert r is not None, (node.name, link.id)
+            assert r.dev == ifname_of[plan.links[int(out[k])].id], (node.name, link.id)
 
 
 def test_hosts_never_forward() -> None:

@@ -1,14 +1,48 @@
-"""Routing: the breadth-first next-hop search agrees with a plain relaxation of the
-metric (fewest hops, then least delay, then smallest next hop and link) on random
-graphs, hosts never forward, and unreachable nodes get no route."""
+"""Routing: the array breadth-first next-hop search agrees with a plain relaxation of
+the metric (fewest hops, then least delay, then smallest next hop and link) on random
+graphs (parallel links and ties included), hosts never forward, and unreachable nodes
+get no route."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
-from orchestrator.plan.routing import Adj, _next_hops
+from orchestrator.plan.routing import UNREACHABLE, Graph, next_hops
+
+
+class Adj:
+    """One side of a link, as the reference below walks it."""
+
+    def __init__(self, link: int, peer: str, delay_us: int) -> None:
+        self.link, self.peer, self.delay_us = link, peer, delay_us
+
+
+def _graph(adj: dict[str, list[Adj]], routers: set[str]) -> Graph:
+    names = tuple(sorted(adj, key=lambda n: (n[0] == "h", int(n[1:]))))  # not name order
+    index = {n: i for i, n in enumerate(names)}
+    links = sorted({(a.link, min(n, a.peer), max(n, a.peer), a.delay_us)
+                    for n, lst in adj.items() for a in lst})
+    ends = np.array([(index[a], index[b]) for _, a, b, _ in links], dtype=np.int32)
+    k = np.array([lk[0] for lk in links], dtype=np.int32)
+    d = np.array([lk[3] for lk in links], dtype=np.int64)
+    rank = np.empty(len(names), dtype=np.int32)
+    rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+    return Graph(names=names, is_router=np.array([n in routers for n in names]),
+                 name_rank=rank, ends=ends.reshape(-1, 2),
+                 src=np.concatenate([ends[:, 0], ends[:, 1]]) if len(links) else ends,
+                 dst=np.concatenate([ends[:, 1], ends[:, 0]]) if len(links) else ends,
+                 link=np.concatenate([k, k]), delay_us=np.concatenate([d, d]))
+
+
+def _next_hops(adj: dict[str, list[Adj]], sources: frozenset[str],
+               routers: set[str]) -> dict[str, tuple[str, int]]:
+    g = _graph(adj, routers)
+    nh_node, nh_link = next_hops(g, [g.names.index(s) for s in sorted(sources)])
+    return {g.names[i]: (g.names[int(nh_node[i])], int(nh_link[i]))
+            for i in range(len(g.names)) if nh_link[i] != UNREACHABLE}
 
 Cost = tuple[int, int]
 
@@ -20,7 +54,7 @@ def _random_graph(seed: int) -> tuple[dict[str, list[Adj]], set[str]]:
     names = sorted(routers | hosts)
     adj: dict[str, list[Adj]] = {n: [] for n in names}
     for k in range(rng.randint(1, 3 * len(names))):
-        a, b = rng.sample(names, 2)
+        a, b = sorted(rng.sample(names, 2))
         d = rng.choice([100, 100, 200, 500, 1000])  # repeated delays make ties
         adj[a].append(Adj(k, b, d))
         adj[b].append(Adj(k, a, d))
@@ -64,7 +98,7 @@ def test_next_hops_match_the_relaxed_metric(seed: int) -> None:
 
 def test_hosts_are_ends_never_transit() -> None:
     # r1 - h - r2: r2 reaches r1's subnet only through host h, so it gets no route
-    adj = {"r1": [Adj(0, "h", 10)], "h": [Adj(0, "r1", 10), Adj(1, "r2", 10)],
-           "r2": [Adj(1, "h", 10)]}
+    adj = {"r1": [Adj(0, "h0", 10)], "h0": [Adj(0, "r1", 10), Adj(1, "r2", 10)],
+           "r2": [Adj(1, "h0", 10)]}
     hops = _next_hops(adj, frozenset({"r1"}), {"r1", "r2"})
-    assert hops == {"h": ("r1", 0)}
+    assert hops == {"h0": ("r1", 0)}
