@@ -12,19 +12,20 @@ from pathlib import Path
 
 import networkx as nx
 
+from orchestrator.spec.queues import DEFAULT_KIND, KINDS, queue_model
 from xcplab_contract.errors import XcplabError
 from xcplab_contract.plan import Plan
 
-COLOURS = {"droptail": "#bdbdbd", "red": "#fdae61", "xcp": "#2b83ba", "xcpi": "#1a9641",
-           "ixcp": "#d7191c"}
+# Each kind's own colour comes from its model (orchestrator/spec/queues/); mixes get these.
+COLOURS = {kind: queue_model(kind).colour for kind in KINDS}
 EXTRA = ["#984ea3", "#a65628", "#f781bf", "#4daf4a", "#ffff33"]
 HOST = "#f0f0f0"
 
 
 def router_kind(plan: Plan, name: str) -> str:
-    engine = plan.node(name).engine or {}
-    kinds = sorted({p["egress"]["queue"]["kind"] for p in engine.get("ports", [])})
-    return "/".join(kinds) or "droptail"
+    kinds = sorted({d.queue.kind for link in plan.links for d in (link.a_to_b, link.b_to_a)
+                    if d.emulated_by == name and d.stage == "egress"})
+    return "/".join(kinds) or DEFAULT_KIND
 
 
 def _layout(plan: Plan, g: nx.Graph) -> dict[str, tuple[float, float]]:

@@ -21,9 +21,9 @@ import dataclasses
 import random
 from typing import Any
 
+from orchestrator.spec.queues import queue_model
 from xcplab_contract.plan import Queue
 
-IXCP_KIND = "ixcp"
 ID_MAX = 2**32 - 1
 
 
@@ -38,15 +38,21 @@ def link_ids(planner: Any) -> dict[tuple[int, str], int]:
             while v in used:
                 v = rng.randint(1, ID_MAX)
             used.add(v)
-            if planner.rdir(k, sender).queue.kind == IXCP_KIND:
+            if _link_id_param(planner.rdir(k, sender).queue.kind):
                 out[(k, sender)] = v
     return out
 
 
+def _link_id_param(kind: str) -> str | None:
+    """The engine param a kind takes its link id in (IxcpQueue), or None."""
+    return getattr(queue_model(kind), "link_id_param", None)
+
+
 def with_link_id(queue: Queue, link_id: int | None) -> Queue:
-    if link_id is None:
+    key = _link_id_param(queue.kind)
+    if link_id is None or key is None:
         return queue
-    return dataclasses.replace(queue, params={**queue.params, "link_id": link_id})
+    return dataclasses.replace(queue, params={**queue.params, key: link_id})
 
 
 def access_link_id(dirs: tuple[tuple[int, str], ...], ids: dict[tuple[int, str], int]

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import itertools
 
+from orchestrator.spec.queues import queue_model
 from xcplab_contract.plan import Direction, Plan
 
-XCP_KINDS = ("xcp", "xcpi", "ixcp")  # queue kinds that give XCP feedback
 
+def _xcp(d: Direction) -> bool:
+    """Whether the queue of `d` gives XCP feedback (its kind's model says)."""
+    return queue_model(d.queue.kind).xcp_feedback
 
 def _forward_dirs(plan: Plan, path: tuple[str, ...]) -> list[Direction]:
     out = []
@@ -29,13 +32,13 @@ def warnings(plan: Plan) -> list[str]:
         if f.proto != "xcp":
             continue
         dirs = _forward_dirs(plan, f.path)
-        if not any(d.queue.kind in XCP_KINDS for d in dirs):
+        if not any(_xcp(d) for d in dirs):
             out.append(f"flow {f.id} is XCP but no queue on its path {' '.join(f.path)} is "
                        "an XCP queue: it gets no feedback and keeps its initial window")
     overridden: dict[str, set[int]] = {}
     for link in plan.links:
         for d in (link.a_to_b, link.b_to_a):
-            if d.queue.kind in XCP_KINDS and "capacity_bps" in d.queue.params:
+            if _xcp(d) and "capacity_bps" in d.queue.params:
                 overridden.setdefault(d.emulated_by, set()).add(d.queue.params["capacity_bps"])
     for router, caps in sorted(overridden.items()):
         n = sum(1 for link in plan.links for d in (link.a_to_b, link.b_to_a)

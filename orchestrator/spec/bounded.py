@@ -17,7 +17,7 @@ from orchestrator.spec.bounds import Bound
 from orchestrator.spec.captures import check_capture_bounds
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.models import LinkParams, Spec
-from orchestrator.spec.queue import KIND_FIELDS, QueueSpec
+from orchestrator.spec.queues import QueueModel
 from orchestrator.spec.resolved import RDirection, ResolvedSpec
 from xcplab_contract.errors import SpecError
 
@@ -32,7 +32,7 @@ Bad = Callable[[PathT, str], None]
 
 
 def _range(value: float, b: Bound, path: PathT, bad: Bad, what: str = "") -> None:
-    if not b.lo <= value <= b.hi:
+    if not b.contains(value):
         show = _SHOW[b.unit]
         bad(path, f"{what}{show(value)} is outside {show(b.lo)}..{show(b.hi)} ({b.why})")
 
@@ -51,7 +51,7 @@ def _link_params(spec: Spec) -> Iterator[tuple[PathT, LinkParams]]:
             yield ("timeline", i, "set_link"), ev.set_link
 
 
-def _queues(spec: Spec) -> Iterator[tuple[PathT, QueueSpec]]:
+def _queues(spec: Spec) -> Iterator[tuple[PathT, QueueModel]]:
     for path, p in _link_params(spec):
         if p.queue is not None:
             yield (*path, "queue"), p.queue
@@ -78,28 +78,12 @@ def _check_link_values(spec: Spec, bad: Bad) -> None:
             _range(value, b, (*path, "buffer"), bad)
 
 
-def _check_queue(q: QueueSpec, path: PathT, scale: float, bad: Bad) -> None:
-    field_of = {engine: field for field, engine in KIND_FIELDS.get(q.kind, {}).items()}
-    # a kind this table does not know yet: its typed fields are the engine params it knows
-    known = bounds.ENGINE_PARAMS.get(q.kind) or {k: () for k in field_of}
-    for key, value in q.engine_params(scale).items():
-        where = (*path, "params", key) if key in q.params else (*path, field_of.get(key, key))
-        if key not in known:
-            bad(where, f"not a parameter of the engine's {q.kind} queue; its parameters: "
-                f"{', '.join(known) or 'none'} (router-image/QUEUES.md)")
-            continue
-        allowed = known[key]
-        if not allowed:
-            continue  # no range in the table for this param
-        if key in bounds.NUMERIC:
-            lo, hi = allowed
-            ok = (isinstance(value, int | float) and not isinstance(value, bool)
-                  and math.isfinite(value) and lo <= value <= hi)  # type: ignore[operator]
-            if not ok:
-                bad(where, f"{value!r} is not a number in {lo:g}..{hi:g}"
-                    + (f" s ({bounds.XCP_INTERVAL.why})" if key.endswith("_s") else ""))
-        elif value not in allowed or isinstance(value, bool) != isinstance(allowed[0], bool):
-            bad(where, f"{value!r} is not one of {', '.join(map(str, allowed))}")
+def _check_queue(q: QueueModel, path: PathT, scale: float, bad: Bad) -> None:
+    """Every field of the queue's model against its row of the shared bound table (the
+    engine's own range: xcplab_contract/bounds.json)."""
+    for field, value, b in q.bounded(scale):
+        what = "after scale " if scale != 1 and field == ("capacity",) else ""
+        _range(value, b, (*path, *field), bad, what)
 
 
 def _direction_bytes(d: RDirection, rtt_s: float) -> int:

@@ -24,7 +24,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from orchestrator.spec.captures import CaptureSpec
-from orchestrator.spec.queue import QueueSpec
+from orchestrator.spec.queues import QueueSpec
 from orchestrator.spec.trial_models import DeploymentSpec, TopologySpec, TrafficSpec
 from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rate, Size
 

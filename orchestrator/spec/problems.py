@@ -47,17 +47,18 @@ def model_at(root: type[BaseModel], path: PathT) -> type[BaseModel] | None:
 
 
 def _data_path(data: Any, loc: tuple[Any, ...]) -> PathT:
-    """The part of pydantic's loc that exists in the data (drops union tags like 'str')."""
+    """The part of pydantic's loc that exists in the data: union tags ('str', a queue's
+    kind 'red') are skipped when what follows them is in the data, else the path ends."""
     out: list[str | int] = []
     node = data
-    for part in loc:
+    for i, part in enumerate(loc):
         in_dict = isinstance(node, dict) and part in node
         in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if in_dict or in_list:
             node = node[part]
-        else:
+            out.append(part)
+        elif not (isinstance(node, dict) and i + 1 < len(loc) and loc[i + 1] in node):
             break
-        out.append(part)
     return tuple(out)
 
 
@@ -72,6 +73,13 @@ def _reason(err: Any, root: type[BaseModel], path: PathT) -> str:
         return "required key missing"
     if kind == "value_error":
         return str(ctx.get("error", err["msg"]))
+    if kind == "union_tag_invalid":  # e.g. a queue kind no model registers
+        valid = str(ctx.get("expected_tags", "")).replace("'", "")
+        return f"{ctx.get('tag')!r} is not valid; valid: {valid}"
+    if kind == "union_tag_not_found" and "_kind_of" in str(ctx.get("discriminator")):
+        from orchestrator.spec.queues import KINDS
+
+        return f"required key 'kind' missing; valid kinds: {', '.join(KINDS)}"
     if kind == "literal_error":
         expected = str(ctx.get("expected", "")).replace("'", "")
         return f"{err['input']!r} is not valid; valid: {expected}"

@@ -20,6 +20,7 @@ from orchestrator.spec.captures import resolve_captures
 from orchestrator.spec.flows import resolve_flows
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.models import LinkParams, LinkSpec, Spec
+from orchestrator.spec.queues import DEFAULT_KIND, QueueModel
 from orchestrator.spec.resolved import (
     RBuffer,
     RDirection,
@@ -55,6 +56,14 @@ def expand_links(spec: Spec) -> list[ExpandedLink]:
             assert ls.a is not None and ls.b is not None
             out.append(ExpandedLink(ls.id or f"{ls.a}-{ls.b}", ls.a, ls.b, ls, ("links", i)))
     return out
+
+
+def resolved_queue(q: QueueModel | None, scale: float) -> RQueue:
+    """A queue as the plan takes it: the engine params its model gives, its router-level
+    object (XCP-i's), or the default kind when none is written anywhere."""
+    if q is None:
+        return RQueue(kind=DEFAULT_KIND)
+    return RQueue(kind=q.kind, params=q.engine_params(scale), xcpi=q.router_options())
 
 
 def _known(names: list[str]) -> str:
@@ -154,8 +163,7 @@ class _Resolver:
             delay_s=self._pick("delay", *levels) or 0.0,
             buffer=RBuffer(unit=buffer.unit, value=buffer.value),
             loss=RLoss(**loss.model_dump(exclude_none=True)) if loss else RLoss(),
-            queue=RQueue(kind=queue.kind, params=queue.engine_params(scale),
-                         xcpi=queue.xcpi_options()) if queue else RQueue(kind="droptail"),
+            queue=resolved_queue(queue, scale),
             up=True if up is None else up,
         )
 
@@ -238,9 +246,7 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
         q = n.queue
         if q is None and n.role == "router" and spec.defaults and spec.defaults.router:
             q = spec.defaults.router.queue
-        rq = None if n.role == "host" else RQueue(
-            kind=q.kind if q else "droptail", params=q.engine_params(spec.scale) if q else {},
-            xcpi=q.xcpi_options() if q else None)
+        rq = None if n.role == "host" else resolved_queue(q, spec.scale)
         nodes.append(RNode(name=name, role=n.role, queue=rq))
     resolved = ResolvedSpec(
         name=spec.name, description=spec.description, duration_s=spec.duration,

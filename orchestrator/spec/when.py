@@ -26,7 +26,7 @@ from typing import Any
 from orchestrator import units
 from orchestrator.spec.loader import PathT
 from orchestrator.spec.models import Condition, LossSpec, Spec
-from orchestrator.spec.queue import QueueSpec
+from orchestrator.spec.queues import DEFAULT_KIND, QueueModel
 from orchestrator.spec.resolved import ResolvedSpec
 from orchestrator.spec.when_fields import ORDERED_KINDS, Target, find_target
 
@@ -140,7 +140,7 @@ def _normal(t: Target, v: Any) -> Any:
         return None
     if isinstance(v, LossSpec):
         return _loss_mean(v)
-    if isinstance(v, QueueSpec):
+    if isinstance(v, QueueModel):
         return v.kind
     if t.kind in ("rate", "duration", "size", "probability", "number"):
         return float(v)
@@ -172,12 +172,12 @@ def _effective(spec: Spec, resolved: ResolvedSpec, t: Target) -> Any:
                 "size": None if rf.size_bytes is None else float(rf.size_bytes)}.get(t.key)
     if t.node is not None and t.key == "queue":
         dq = spec.defaults.router.queue if spec.defaults and spec.defaults.router else None
-        return dq.kind if dq is not None else ("droptail" if spec.nodes[t.node].role == "router"
-                                             else None)
+        return dq.kind if dq is not None else (DEFAULT_KIND if spec.nodes[t.node].role == "router"
+                                               else None)
     if t.parts[:2] == ["defaults", "link"] and t.key in _LINK_BUILTIN:
         return _LINK_BUILTIN[t.key]
     if t.parts == ["defaults", "router", "queue"]:
-        return "droptail"
+        return DEFAULT_KIND
     if t.parts[:2] == ["defaults", "flow"]:
         return _FLOW_BUILTIN.get(t.key)
     return None

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from orchestrator import units
 from orchestrator.spec.models import LossSpec, Spec
 from orchestrator.spec.overrides import parse_path
-from orchestrator.spec.queue import QueueSpec
+from orchestrator.spec.queues import KINDS, is_queue_spec
 
 Kind = Literal["rate", "duration", "size", "buffer", "probability", "loss", "queue", "bool",
                "number", "string"]
@@ -68,8 +68,8 @@ def _kind(ann: Any, metadata: list[Any]) -> tuple[Kind, tuple[str, ...]] | None:
             return _BY_PARSER[func], ()  # type: ignore[return-value]
     if ann is LossSpec:
         return "loss", ()
-    if ann is QueueSpec:
-        return "queue", tuple(get_args(QueueSpec.model_fields["kind"].annotation))
+    if is_queue_spec(metadata):
+        return "queue", KINDS
     if ann is bool:
         return "bool", ()
     if ann in (int, float):

@@ -74,8 +74,8 @@ def test_scale_leaves_the_dropper_alone() -> None:
     ("{kind: xcp, tcp_fairness: {d_drop: 1.5}}", "d_drop"),
     ("{kind: xcp, tcp_fairness: {update: sometimes}}", "update"),
     ("{kind: xcp, tcp_fairness: {zombie_entries: 1000000}}", "zombie_entries"),
-    ("{kind: xcp, params: {fairness_inspect: 2}}", "fairness_inspect"),
-    ("{kind: xcp, params: {fairness_update: never}}", "fairness_update"),
+    ("{kind: xcp, tcp_fairness: {inspect: 2}}", "tcp_fairness.inspect: 2 is outside"),
+    ("{kind: xcp, params: {fairness_update: never}}", "not parameters of queue kind xcp: params"),
     ("{kind: xcp, tcp_fairness: {window: 11s}}", "window"),
 ])
 def test_refused(queue: str, needle: str) -> None:

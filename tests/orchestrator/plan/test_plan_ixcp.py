@@ -91,7 +91,8 @@ def test_plain_xcp_plan_has_no_ids() -> None:
 
 @pytest.mark.parametrize(("queue", "needle"), [
     ("{kind: ixcp, estimator: oracle}", "not parameters of queue kind ixcp"),
-    ("{kind: ixcp, params: {link_id: 5}}", "link_id"),
+    ("{kind: ixcp, params: {link_id: 5}}", "not parameters of queue kind ixcp: params"),
+    ("{kind: ixcp, link_id: 5}", "not parameters of queue kind ixcp: link_id"),
     ("{kind: ixcp, gamma: 2}", "gamma"),
 ])
 def test_bad_ixcp_queues_are_refused(queue: str, needle: str) -> None:

@@ -39,7 +39,7 @@ CASES = [
      [f"{F}:4: nodes.h1.role: 'hots' is not valid; valid: host or router"]),
     ("bad queue kind",
      edit(("queue: xcp", "queue: xcpp")),
-     [f"{F}:6: nodes.r1.queue: 'xcpp' is not valid; valid: droptail, red, xcp, xcpi or ixcp"]),
+     [f"{F}:6: nodes.r1.queue: 'xcpp' is not valid; valid: droptail, ixcp, red, xcp, xcpi"]),
     ("negative delay",
      edit(("delay: 10ms", "delay: -10ms")),
      [f"{F}:10: links[1].delay: '-10ms': a duration must be >= 0"]),
@@ -144,7 +144,8 @@ CASES = [
      [f"{F}:6: nodes.r1.queue: max_th must be greater than min_th"]),
     ("xcp gain out of range",
      edit(("queue: xcp}", "queue: {kind: xcp, gamma: 2}}")),
-     [f"{F}:6: nodes.r1.queue.gamma: Input should be less than or equal to 1 (got 2)"]),
+     [f"{F}:6: nodes.r1.queue.gamma: 2 is outside 0..1 (the share of the traffic reshuffled "
+      "per interval)"]),
     ("structural and cross-reference problems together",
      edit(("capacity: 5Mbps", "capacity: 5Mbs"), ("b: r2, capacity", "b: r9, capacity"),
           (L0, "  - {a: h1, b: r1, capacity: 10Mbps, delay: 5ms, dealy: 1ms}\n")),

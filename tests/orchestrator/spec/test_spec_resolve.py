@@ -165,7 +165,7 @@ def test_bad_overrides(override: str, message: str) -> None:
 
 def test_queue_parameters_become_engine_params() -> None:
     text = edit(("queue: xcp}", ("queue: {kind: xcp, capacity: 4Mbps, alpha: 0.3, "
-                                "min_interval: 2ms, params: {beta: 0.2}}}")),
+                                "min_interval: 2ms, beta: 0.2}}")),
                 ("  r2: {role: router}\n", ("  r2: {role: router, queue: {kind: red, min_th: 5, "
                                            "max_th: 20, gentle: false}}\n")))
     r = load_spec_text("scale: 0.5\n" + text)

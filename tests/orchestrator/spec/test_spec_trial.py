@@ -86,7 +86,7 @@ deployment: {protocol: ixcp, fraction: 0.34, strategy: core-first}
 
 @pytest.mark.parametrize(("edit", "expected"), [
     (["deployment.protocol=tcp"],
-     "t.yaml: deployment.protocol: 'tcp' is not valid; valid: xcp, xcpi or ixcp "
+     "t.yaml: deployment.protocol: 'tcp' is not valid; valid: ixcp, xcp or xcpi "
      "(value from --set)"),
     (["deployment.strategy=middle"], "deployment.strategy: 'middle' is not valid; valid: "
      "core-first, edge-first, peering, random, highest-degree or highest-betweenness"),
