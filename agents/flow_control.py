@@ -49,6 +49,25 @@ def iperf3_final_streams(final_json: str) -> list[StreamSample]:
     return out
 
 
+def fct_rows(f: Flow, started_t: float, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """metrics/fct.csv rows (xcplab_contract.columns) from xcpperf's per-object records
+    (host-image/README.md, --objects); offsets are from the client's start, which the
+    run saw at `started_t`."""
+    rows = []
+    for o in objects:
+        start = started_t + float(o.get("start") or 0.0)
+        began, fct = o.get("started"), o.get("fct")
+        done = started_t + float(began) + float(fct) if began is not None and fct is not None \
+            else start
+        rows.append({"t_s": round(done, 6), "flow": f.id, "object": o.get("object"),
+                     "proto": f.proto, "src": f.src, "dst": f.dst, "start_s": round(start, 6),
+                     "bytes": o.get("bytes"),
+                     "fct_s": fct if o.get("status") == "complete" else "",
+                     "status": o.get("status"), "retransmits": o.get("retransmits"),
+                     "timeouts": o.get("timeouts"), "waited": int(bool(o.get("waited")))})
+    return rows
+
+
 class FlowControl:
     def __init__(self, plan: Plan, procs: ProcessTable, sampler: Sampler, emit: Emit,
                  ns_of: Callable[[str], str], argv_of: Callable[[tuple[str, ...]], tuple[str, ...]],
@@ -164,6 +183,10 @@ class FlowControl:
             rows = self._final_rows(f, run, t_s)
             if rows:
                 self.emit({"type": "rows", "measurement": "flow", "rows": rows})
+            if reader is not None and f.client_argv.count("--objects"):
+                fct = fct_rows(f, self.started_t.get(fid, f.start_s), reader.object_results())
+                if fct:
+                    self.emit({"type": "rows", "measurement": "fct", "rows": fct})
 
     def _final_rows(self, f: Flow, run: Running, t_s: float) -> list[dict[str, Any]]:
         if f.tool != "iperf3" or run.stdout_path is None:

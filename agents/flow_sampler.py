@@ -132,6 +132,7 @@ class XcpperfReader:
     """
 
     latest: dict[str, StreamSample] = field(default_factory=dict)
+    objects: list[dict[str, Any]] = field(default_factory=list)  # --objects: as they end
     final: dict[str, Any] | None = None
     error: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -151,6 +152,9 @@ class XcpperfReader:
             self.final = obj.get("data")
         elif event == "error":
             self.error = str(obj.get("data"))
+        elif event == "object" and isinstance(obj.get("data"), dict):
+            with self.lock:
+                self.objects.append(obj["data"])
         elif event == "interval":
             for st in (obj.get("data") or {}).get("streams", []):
                 self._interval(st)
@@ -185,6 +189,13 @@ class XcpperfReader:
         t = threading.Thread(target=body, daemon=True, name="xcpperf-reader")
         t.start()
         return t
+
+    def object_results(self) -> list[dict[str, Any]]:
+        """Every object of an --objects client: the end section's list (all of them,
+        unfinished ones included) once it arrived, else those reported so far."""
+        final = self.final.get("objects") if isinstance(self.final, dict) else None
+        with self.lock:
+            return list(final) if isinstance(final, list) else list(self.objects)
 
     def snapshot(self) -> list[StreamSample]:
         with self.lock:

@@ -41,6 +41,13 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     # `sched_wait_s` (runnable but waiting for a CPU) and `sched_slices` (times run).
     "procs": ("t_s", "proc", "flow", "kind", "tool", "pid", "cpu_s", "sched_wait_s",
               "sched_slices"),
+    # Web-like short flows (xcpperf --objects; docs/web-traffic.md), one row per object
+    # when its flow's client exits: t_s when it concluded (its start when it never
+    # did), `start_s` its scheduled start in run time, `fct_s` from SYN sent to last
+    # byte acknowledged (empty unless complete), `status` complete | failed |
+    # incomplete | not_started, `waited` 1 when it waited for a free connection slot.
+    "fct": ("t_s", "flow", "object", "proto", "src", "dst", "start_s", "bytes", "fct_s",
+            "status", "retransmits", "timeouts", "waited"),
 }
 
 # InfluxDB: which columns are tags (the rest are fields, t_s is the timestamp).
@@ -53,4 +60,5 @@ TAGS: dict[str, tuple[str, ...]] = {
     "fairness": ("node", "port", "link", "key"),
     "ixcp": ("node", "port", "link", "key"),
     "procs": ("proc", "flow", "kind", "tool"),
+    "fct": ("flow", "proto", "src", "dst", "status"),
 }

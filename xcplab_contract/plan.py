@@ -28,7 +28,10 @@ from typing import Any, Literal, cast
 from xcplab_contract.codec import from_data, to_data
 from xcplab_contract.errors import PlanError
 
-PLAN_FORMAT = 1
+# 2: a router's engine ports name their link ("link") instead of carrying copies of its
+# directions (capacity, delay, queue... were written twice); format-1 plans are migrated
+# on reading (`_migrate_1`).
+PLAN_FORMAT = 2
 
 Role = Literal["host", "router"]
 Proto = Literal["xcp", "newreno", "hstcp", "tcp", "udp"]
@@ -76,9 +79,10 @@ class Node:
     # config carries (informational; the engine uses `engine`).
     routes: tuple[Route, ...]
     neighbours: tuple[Neighbour, ...]  # hosts only; empty for routers
-    # Routers: one entry of CONFIG.md's `routers[]` array, exactly in that
-    # format. Several routers may share one engine process; `engine_file()`
-    # builds the whole config file. None for hosts.
+    # Routers: one entry of CONFIG.md's `routers[]` array, except that each port names
+    # its link ("link": id) where the engine wants its egress/ingress objects: those are
+    # the plan's Directions, expanded by `Plan.engine_entry()`. Several routers may share
+    # one engine process; `engine_file()` builds the whole config file. None for hosts.
     engine: dict[str, Any] | None = None
     machine: str = "local"  # placement; the cluster backend fills it
     # Hosts: per-namespace sysctls the flows need, e.g. ("net.ipv4.tcp_sack", "0")
@@ -145,6 +149,11 @@ class Direction:
     stage: Stage  # egress (router sends) or ingress (host -> router)
     rtt_s: float  # path RTT used to resolve BDP-relative buffers
     bdp_bytes: int  # capacity_bps * rtt_s / 8, after scale
+
+    def to_engine(self) -> dict[str, Any]:
+        """CONFIG.md `link` object of this direction: the one place it is written."""
+        return {"capacity_bps": self.capacity_bps, "delay_us": self.delay_us,
+                "queue": self.queue.to_engine(), "loss": self.loss.to_engine(), "up": self.up}
 
 
 @dataclass(frozen=True)
@@ -259,6 +268,12 @@ class Trial:
     matrix: str | None  # uniform | gravity | hotspot
     traffic_seed: int | None
     traffic_flows: tuple[str, ...]
+    # traffic.web (docs/web-traffic.md): its seed, the flows w<n> it made, the sessions
+    # and objects that start before the end of the run
+    web_seed: int | None = None
+    web_flows: tuple[str, ...] = ()
+    web_sessions: int = 0
+    web_objects: int = 0
 
 
 @dataclass(frozen=True)
@@ -314,12 +329,29 @@ class Plan:
         `nsops.ns_path`), written as each router's `netns`. None: no `netns`, the
         engine opens the ports in the namespace it runs in."""
         chosen = [n for n in self.routers if routers is None or n.name in routers]
-        entries = [n.engine if n.engine is None or netns_path is None
+        entries = [self.engine_entry(n.name) if n.engine is None or netns_path is None
                    else {"name": n.engine["name"], "netns": netns_path(n.netns),
-                         **{k: v for k, v in n.engine.items() if k != "netns"}}
+                         **{k: v for k, v in self.engine_entry(n.name).items() if k != "netns"}}
                    for n in chosen]
         return {"run": self.run_id, "seed": self.seed, "control_socket": control_socket,
                 "busy_poll": False, "routers": entries}
+
+    def engine_entry(self, router: str) -> dict[str, Any] | None:
+        """Router `router`'s CONFIG.md `routers[]` entry: its ports' egress (the direction
+        it sends) and ingress (the direction its host neighbour sends, when it emulates
+        it) objects from the links. None for a node without an engine config."""
+        node = self.node(router)
+        if node.engine is None:
+            return None
+        ports = []
+        for p in node.engine["ports"]:
+            link = self.link(p["link"])
+            peer = link.b.node if link.a.node == router else link.a.node
+            ingress = link.direction(peer)
+            ports.append({**{k: v for k, v in p.items() if k != "link"},
+                          "egress": link.direction(router).to_engine(),
+                          "ingress": ingress.to_engine() if ingress.stage == "ingress" else None})
+        return {**node.engine, "ports": ports}
 
     # -- serialisation ---------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -331,10 +363,30 @@ class Plan:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Plan:
         fmt = data.get("format", PLAN_FORMAT)
-        if fmt != PLAN_FORMAT:
-            raise PlanError(f"plan format {fmt} not supported (this xcplab reads {PLAN_FORMAT})")
+        if fmt == 1:
+            data = _migrate_1(data)
+        elif fmt != PLAN_FORMAT:
+            raise PlanError(f"plan format {fmt} not supported (this xcplab reads formats 1 "
+                            f"and {PLAN_FORMAT}): a newer xcplab wrote it; plan the spec again "
+                            "with this one (xcplab plan SPEC --json)")
         return cast(Plan, from_data(cls, data))
 
     @classmethod
     def from_json(cls, text: str) -> Plan:
         return cls.from_dict(json.loads(text))
+
+
+def _migrate_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A format-1 plan as format 2: each router port's copied egress/ingress objects give
+    way to the id of its link (the interface of the same name's). The copies equalled the
+    links' directions (the planner wrote both from them), so nothing is lost."""
+    nodes = []
+    for n in data.get("nodes", []):
+        engine = n.get("engine")
+        if engine is not None:
+            link_of = {i["ifname"]: i["link"] for i in n.get("interfaces", [])}
+            ports = [{**{k: v for k, v in p.items() if k not in ("egress", "ingress")},
+                      "link": link_of[p["ifname"]]} for p in engine.get("ports", [])]
+            n = {**n, "engine": {**engine, "ports": ports}}
+        nodes.append(n)
+    return {**data, "nodes": nodes, "format": PLAN_FORMAT}

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis import fct
 from orchestrator.analysis.flows import bytes_between, per_time
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import DROP_COLUMNS, LinkData, utilization_between
@@ -82,12 +83,15 @@ Window = tuple[float, float]
 def _fmt(metric: str, v: float, relative: bool) -> str:
     if math.isnan(v):
         return "n/a"
-    if relative or metric in ("utilization", "jain", "ratio", "min_share", "maxmin_error"):
+    if relative or metric in ("utilization", "jain", "ratio", "min_share", "maxmin_error",
+                              "objects_completed"):
         return f"{v:.3g}"
     if metric == "throughput":
         return f"{v / 1e6:.3g} Mb/s"
     if metric == "bytes":
         return f"{v / 1e6:.4g} MB"
+    if metric in fct.FCT_METRICS:
+        return f"{v * 1e3:.4g} ms"
     if metric in ("srtt", "convergence_time"):
         return f"{v * 1e3:.4g} ms" if metric == "srtt" else f"{v:.3g} s"
     if metric == "cwnd":
@@ -106,7 +110,9 @@ def parse_value(metric: str, value: Any) -> float:
         return float(text[:-1]) / 100.0
     from orchestrator import units  # lazy: analysis must load even if units is absent
     parser = {"throughput": units.parse_rate, "bytes": units.parse_size, "cwnd": units.parse_size,
-              "srtt": units.parse_duration, "convergence_time": units.parse_duration}.get(metric)
+              "srtt": units.parse_duration, "convergence_time": units.parse_duration,
+              "fct_p50": units.parse_duration, "fct_p99": units.parse_duration,
+              "fct_mean": units.parse_duration}.get(metric)
     try:
         return float(parser(text)) if parser else float(text)
     except ValueError as e:
@@ -118,8 +124,10 @@ class Evaluator:
 
     def __init__(self, metrics: Metrics, ctx: RunContext, flows: dict[str, dict[str, Any]],
                  links: dict[str, dict[str, Any]], link_data: LinkData,
-                 flow_rows: dict[str, pd.DataFrame], maxmin: list[Piece] | str | None = None):
+                 flow_rows: dict[str, pd.DataFrame], maxmin: list[Piece] | str | None = None,
+                 fct: pd.DataFrame | None = None):
         self.m, self.ctx, self.flows, self.links = metrics, ctx, flows, links
+        self.fct = fct  # metrics/fct.csv of runs with web-like flows (analysis/fct.py)
         self.ld = link_data
         self.flow_rows = flow_rows  # flow.csv rows per flow id, split once
         self._maxmin = maxmin  # the max-min schedule, or why it is unknown; lazy
@@ -379,6 +387,17 @@ class Evaluator:
             value, text = worst(items)
             return value, (f"distance from max-min over {len(fids)} flows ({len(items)} "
                            f"flow-intervals; {text})")
+        if metric in fct.FCT_METRICS:
+            web = self.ctx.web_objects()
+            fids = [str(f) for f in c.get("flows") or web]
+            other = [f for f in fids if f not in web]
+            if not web or self.fct is None or other:
+                raise Unusable(f"{metric} is measured on flows with objects (web-like "
+                               f"flows); {', '.join(other) or 'this run has none'}")
+            value = fct.measure(metric, self.fct, web, fids, *w)
+            if math.isnan(value):
+                raise Unusable(f"no object of {'+'.join(fids)} completed in the window")
+            return value, f"{metric} over the objects of {'+'.join(fids)}"
         raise Unusable(f"unknown metric {metric!r}")
 
 

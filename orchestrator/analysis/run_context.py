@@ -157,6 +157,32 @@ class RunContext:
                 return [str(n) for n in f["path"]]
         return []
 
+    def web_objects(self) -> dict[str, list[float]]:
+        """Web-like flows (resolved flows with objects): each one's scheduled object
+        starts in run time (flow start + offset)."""
+        out: dict[str, list[float]] = {}
+        for f in _dicts(self._spec().get("flows")):
+            objs = f.get("objects")
+            if f.get("id") and isinstance(objs, list) and objs:
+                t0 = float(f.get("start_s") or 0.0)
+                out[str(f["id"])] = [t0 + float(o[0]) for o in objs]
+        return out
+
+    def ideal_fct(self, flow_ids: list[str]) -> dict[str, tuple[float, float]]:
+        """Per flow: (2 x round-trip propagation delay in s, narrowest capacity along its
+        forward path in bit/s), what an object alone on the network would need."""
+        caps = {d.name: d.capacity_bps for d in self.directions()}
+        out: dict[str, tuple[float, float]] = {}
+        for f in _dicts(self.plan.get("flows")):
+            fid, path, rtt = str(f.get("id")), f.get("path"), f.get("rtt_s")
+            if fid not in flow_ids or not isinstance(path, list) or \
+                    not isinstance(rtt, (int, float)):
+                continue
+            hops = [caps.get(f"{a}->{b}") for a, b in zip(path, path[1:], strict=False)]
+            if hops and all(isinstance(c, float) and c > 0 for c in hops):
+                out[fid] = (2 * float(rtt), min(c for c in hops if c is not None))
+        return out
+
     def has_routers(self) -> bool | None:
         nodes = self.plan.get("nodes")
         if isinstance(nodes, list):

@@ -15,6 +15,7 @@ import pandas as pd
 from orchestrator.analysis import verdicts
 from orchestrator.analysis.engine_timing import check_engines, engine_stats
 from orchestrator.analysis.expectations import Evaluator, evaluate
+from orchestrator.analysis.fct import load_fct, summarize_fct
 from orchestrator.analysis.fidelity import (
     SIMULATED_NOT_JUDGED,
     Thresholds,
@@ -117,7 +118,9 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         warnings.append(f"influx: {dropped} points could not be written "
                         "(the run directory has the complete series)")
 
-    ev = Evaluator(m, ctx, flows, links, ld, split_flows(m.flow), maxmin)
+    web = ctx.web_objects()
+    fct_rows = load_fct(run_dir) if web else None
+    ev = Evaluator(m, ctx, flows, links, ld, split_flows(m.flow), maxmin, fct=fct_rows)
     summary: dict[str, Any] = {
         "run": run_dir.name,
         "experiment": ctx.experiment(default=run_dir.name),
@@ -138,6 +141,9 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         "jain_index": jain_index([f["throughput_mbps"] for f in flows.values()])
         if flows else math.nan,
         "maxmin_unknown": maxmin if isinstance(maxmin, str) else None,
+        # web-like short flows: FCT figures per flow and over all (analysis/fct.py)
+        **({"web": summarize_fct(fct_rows, web, ctx.ideal_fct(list(web)))}
+           if fct_rows is not None else {}),
         "metrics_missing": m.missing,
         "metrics_notes": m.notes,
     }

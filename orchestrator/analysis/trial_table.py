@@ -8,7 +8,11 @@ plan.json (the trial's choice) and summary.json:
 - `goodput_mbps`: the flows' throughputs summed;
 - `loss`: queue and loss drops over all directions / (drops + delivered segments, the
   flows' bytes / 1448);
-- `retransmits`, `fidelity_ok`.
+- `retransmits`, `fidelity_ok`;
+- `fct_p50_s`, `fct_p99_s`: flow completion time percentiles over every object of the
+  web-like short flows (summary `web.all`, orchestrator/analysis/fct.py), `None`
+  without web traffic; `objects_completed`: the fraction of scheduled objects that
+  completed.
 
 `rows(dirs)` gives one dict per run; `markdown(rows)` the table; `plot(rows, out)` one
 panel per figure against the deployment fraction, one line per protocol and strategy
@@ -24,6 +28,7 @@ from typing import Any
 
 SEGMENT = 1448  # payload bytes per segment (kernel TCP; xcpperf's 1424 is within 2 %)
 FIGURES = ("bottleneck_util", "jain", "loss", "goodput_mbps")
+WEB_FIGURES = ("fct_p50_s", "fct_p99_s")  # drawn when a run has web traffic
 
 
 def row(run_dir: Path) -> dict[str, Any]:
@@ -32,6 +37,7 @@ def row(run_dir: Path) -> dict[str, Any]:
     trial = plan.get("trial") or {}
     links = summary.get("links") or {}
     flows = summary.get("flows") or {}
+    web = (summary.get("web") or {}).get("all") or {}
     bottlenecks = set()
     for f in plan["flows"]:
         dirs = [f"{a}->{b}" for a, b in pairwise(f["path"]) if f"{a}->{b}" in links]
@@ -54,6 +60,9 @@ def row(run_dir: Path) -> dict[str, Any]:
         "loss": drops / (drops + segments) if drops + segments else 0.0,
         "retransmits": sum(v.get("retransmits", 0) for v in flows.values()),
         "fidelity_ok": (summary.get("fidelity") or {}).get("ok"),
+        "fct_p50_s": web.get("fct_p50_s"),
+        "fct_p99_s": web.get("fct_p99_s"),
+        "objects_completed": web.get("completed_fraction"),
     }
 
 
@@ -68,13 +77,14 @@ def _f(v: Any, fmt: str) -> str:
 
 def markdown(rs: list[dict[str, Any]]) -> str:
     head = ("| protocol | strategy | fraction | deployed | bottleneck util. | Jain | "
-            "goodput Mb/s | loss | retransmits | faithful |")
+            "goodput Mb/s | loss | retransmits | FCT p50 s | FCT p99 s | faithful |")
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for r in rs:
         lines.append(f"| {r['protocol']} | {r['strategy']} | {_f(r['fraction'], 'g')} | "
                      f"{r['deployed'] or '-'} | {_f(r['bottleneck_util'], '.3f')} | "
                      f"{_f(r['jain'], '.3f')} | {_f(r['goodput_mbps'], '.2f')} | "
                      f"{_f(r['loss'], '.4f')} | {r['retransmits']} | "
+                     f"{_f(r['fct_p50_s'], '.3f')} | {_f(r['fct_p99_s'], '.3f')} | "
                      f"{'yes' if r['fidelity_ok'] else 'no'} |")
     return "\n".join(lines)
 
@@ -93,8 +103,10 @@ def plot(rs: list[dict[str, Any]], out: Path) -> Path:
     for (proto, _), pts in lines.items():
         full = [r for r in rs if r["protocol"] == proto and r["strategy"] == "-"]
         pts.extend(base + full)
-    fig, axes = plt.subplots(1, len(FIGURES), figsize=(4 * len(FIGURES), 3.4))
-    for ax, fig_name in zip(axes, FIGURES, strict=True):
+    figures = FIGURES + (WEB_FIGURES if any(r.get("fct_p50_s") is not None for r in rs)
+                         else ())
+    fig, axes = plt.subplots(1, len(figures), figsize=(4 * len(figures), 3.4))
+    for ax, fig_name in zip(axes, figures, strict=True):
         for (proto, strategy), pts in sorted(lines.items()):
             pts = sorted((p for p in pts if p[fig_name] is not None),
                          key=lambda p: p["fraction"] or 0)

@@ -9,7 +9,9 @@ through sock_diag meanwhile). xcpperf receives on a raw socket for protocol
 253 and has no bind option; iperf3 binds to the flow's addresses (`-B`).
 Kernel TCP's loss recovery is not a tool option: SACK off (`recovery: newreno`)
 is the sysctl net.ipv4.tcp_sack=0 of the sender's and receiver's namespaces
-(`Node.sysctls` in the plan).
+(`Node.sysctls` in the plan). A flow with objects (web-like short flows) is an
+xcpperf client playing them (`--objects`, one connection each) with `-t` as the
+schedule's deadline.
 """
 
 from __future__ import annotations
@@ -30,10 +32,18 @@ def _iperf3_seconds(flow: RFlow) -> str:
     return str(max(1, math.ceil(flow.stop_s - flow.start_s - 1e-9)))
 
 
+def objects_arg(objects: list[tuple[float, int]]) -> str:
+    """xcpperf's --objects list; offsets to the microsecond (the schedule's clock)."""
+    return ",".join(f"{f'{t:.6f}'.rstrip('0').rstrip('.')}:{b}" for t, b in objects)
+
+
 def server_argv(flow: RFlow, dst_addr: str) -> tuple[str, ...]:
     if flow.tool == "xcpperf":
         # The receiver's ACK policy is the server's: it is the side that receives.
-        return ("xcpperf", "-s", "-p", str(flow.port), "--one-off", "--json",
+        # A web-like flow's server must outlive the gaps between its objects, so it
+        # serves until teardown stops it instead of exiting after the first streams.
+        return ("xcpperf", "-s", "-p", str(flow.port),
+                *(() if flow.objects else ("--one-off",)), "--json",
                 *(() if flow.delayed_ack else ("--no-delayed-ack",)))
     return ("iperf3", "-s", "-1", "-B", dst_addr, "-p", str(flow.port), "-J")
 
@@ -47,10 +57,13 @@ def client_argv(flow: RFlow, src_addr: str, dst_addr: str,
     if flow.tool == "xcpperf":
         argv = ["xcpperf", "-c", dst_addr, "-p", str(flow.port), "--json-stream",
                 "-i", f"{metrics_interval_s:g}", "--cc", flow.proto]
+        if flow.objects:
+            argv += ["--objects", objects_arg(flow.objects),
+                     "--max-concurrent", str(flow.max_concurrent or 32)]
         if flow.size_bytes is not None:
             argv += ["-n", str(flow.size_bytes)]
         else:
-            assert flow.stop_s is not None
+            assert flow.stop_s is not None  # with objects: the schedule's deadline
             argv += ["-t", f"{flow.stop_s - flow.start_s:g}"]
         if flow.rate_bps is not None:
             argv += ["--rate", str(flow.rate_bps)]

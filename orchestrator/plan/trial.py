@@ -13,7 +13,9 @@ def plan_trial(r: RTrial | None) -> Trial | None:
                  protocol=r.protocol, fraction=r.fraction, strategy=r.strategy,
                  deployment_seed=r.deployment_seed, deployed=tuple(r.deployed),
                  default_queue=r.default_queue, matrix=r.matrix, traffic_seed=r.traffic_seed,
-                 traffic_flows=tuple(r.traffic_flows))
+                 traffic_flows=tuple(r.traffic_flows), web_seed=r.web_seed,
+                 web_flows=tuple(r.web_flows), web_sessions=r.web_sessions,
+                 web_objects=r.web_objects)
 
 
 def render_trial(t: Trial) -> list[str]:
@@ -32,4 +34,7 @@ def render_trial(t: Trial) -> list[str]:
     if t.matrix:
         out.append(f"traffic    {t.matrix} matrix (seed {t.traffic_seed}): "
                    f"{len(t.traffic_flows)} flows")
+    if t.web_flows:
+        out.append(f"web        {t.web_sessions} sessions, {t.web_objects} objects (seed "
+                   f"{t.web_seed}) in {len(t.web_flows)} flows: {' '.join(t.web_flows)}")
     return [*out, ""]

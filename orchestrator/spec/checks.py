@@ -18,6 +18,8 @@ _PARSERS: dict[str, Callable[[object], float]] = {
     "srtt": units.parse_duration, "convergence_time": units.parse_duration,
     "utilization": units.parse_probability, "jain": units.parse_probability,
     "min_share": units.parse_probability, "maxmin_error": units.parse_probability,
+    "fct_p50": units.parse_duration, "fct_p99": units.parse_duration,
+    "fct_mean": units.parse_duration, "objects_completed": units.parse_probability,
 }
 
 

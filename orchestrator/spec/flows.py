@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from orchestrator import units
+from orchestrator.spec import bounds
 from orchestrator.spec.loader import PathT
 from orchestrator.spec.resolved import RFlow
 
@@ -12,6 +14,7 @@ if TYPE_CHECKING:
     from orchestrator.spec.resolve import _Resolver as Resolver
 
 FIRST_PORT = 5201
+MAX_CONCURRENT = 32  # xcpperf --max-concurrent's default
 
 
 def _known(names: list[str]) -> str:
@@ -134,6 +137,7 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             where, origin = blame("xcp_feedback")
             r.bad(where, f"xcp_feedback applies to xcp flows, not {proto}" + origin)
             xcp_feedback = "all_acks"
+        objects = _objects(r, f, path, proto, size, None if stop is None else stop - start)
         port = f.port if f.port is not None else FIRST_PORT + i
         pkey = (f.dst, port)
         if pkey in ports:
@@ -146,9 +150,58 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             size_bytes=size, parallel=get("parallel", 1),
             rate_bps=None if rate is None else max(1, round(rate * spec.scale)),
             port=port, recovery=recovery, delayed_ack=delayed_ack,
-            rto_backoff=rto_backoff, xcp_feedback=xcp_feedback))
+            rto_backoff=rto_backoff, xcp_feedback=xcp_feedback, objects=objects,
+            max_concurrent=None if objects is None else (f.max_concurrent or MAX_CONCURRENT)))
     _kernel_sack_agrees(r, out)
+    _objects_bounded(r, out)
     return out
+
+
+def _objects(r: Resolver, f: Any, path: PathT, proto: str, size: int | None,
+             span_s: float | None) -> list[tuple[float, int]] | None:
+    """A web-like flow's objects as (offset s, bytes); problems go to r.bad."""
+    if f.objects is None:
+        if f.max_concurrent is not None:
+            r.bad((*path, "max_concurrent"), "max_concurrent applies to a flow with objects:")
+        return None
+    if proto not in ("xcp", "newreno", "hstcp"):
+        r.bad((*path, "objects"), f"objects are played by xcpperf (one connection per "
+              f"object): proto xcp, newreno or hstcp, not {proto}; kernel TCP (iperf3) "
+              "cannot play an object schedule, so a TCP baseline uses newreno or hstcp "
+              "(docs/web-traffic.md)")
+    if size is not None:
+        r.bad((*path, "size"), "a flow with objects sends their sizes: remove size")
+    if f.parallel is not None and f.parallel > 1:
+        r.bad((*path, "parallel"), "a flow with objects opens one connection per object: "
+              "remove parallel (max_concurrent bounds how many are open at once)")
+    out: list[tuple[float, int]] = []
+    for j, o in enumerate(f.objects):
+        where: PathT = (*path, "objects", j)
+        if out and o.at < out[-1][0]:
+            r.bad((*where, "at"), f"objects are listed in start order: {o.at:g}s is before "
+                  f"the previous object's {out[-1][0]:g}s")
+        if span_s is not None and o.at >= span_s:
+            r.bad((*where, "at"), f"at {o.at:g}s is not before the flow's stop ({span_s:g}s "
+                  "after its start)")
+        if not 1 <= o.size <= bounds.MAX_OBJECT_BYTES:
+            r.bad((*where, "size"), f"{o.size} B; an object has 1 B .. "
+                  f"{units.fmt_size(bounds.MAX_OBJECT_BYTES)} (orchestrator/spec/bounds.py)")
+        out.append((o.at, o.size))
+    return out
+
+
+def _objects_bounded(r: Resolver, flows: list[RFlow]) -> None:
+    """All objects of the run together: connections, fct.csv rows, bytes."""
+    web = [(i, f) for i, f in enumerate(flows) if f.objects]
+    count = sum(len(f.objects or ()) for _, f in web)
+    total = sum(b for _, f in web for _, b in f.objects or ())
+    if count > bounds.MAX_OBJECTS:
+        r.bad(("flows", web[0][0], "objects"), f"{count} objects in all flows; at most "
+              f"{bounds.MAX_OBJECTS} per run (orchestrator/spec/bounds.py)")
+    if total > bounds.MAX_OBJECT_BYTES_TOTAL:
+        r.bad(("flows", web[0][0], "objects"), f"{units.fmt_size(total)} of objects in all "
+              f"flows; at most {units.fmt_size(bounds.MAX_OBJECT_BYTES_TOTAL)} per run "
+              "(orchestrator/spec/bounds.py)")
 
 
 def _kernel_sack_agrees(r: Resolver, flows: list[RFlow]) -> None:

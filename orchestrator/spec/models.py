@@ -23,8 +23,9 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from orchestrator.spec.bounds import MAX_CONCURRENT_OBJECTS, MAX_OBJECTS_PER_FLOW
 from orchestrator.spec.captures import CaptureSpec
-from orchestrator.spec.queues import QueueSpec
+from orchestrator.spec.queue import QueueSpec
 from orchestrator.spec.trial_models import DeploymentSpec, TopologySpec, TrafficSpec
 from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rate, Size
 
@@ -43,11 +44,15 @@ Metric = Literal[
     "utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue",
     # over a group of flows (flows:)
     "jain", "ratio", "min_share", "maxmin_error",
+    # web-like short flows (flows with objects:; default all of them): FCT percentiles
+    # and mean in seconds, the fraction of scheduled objects completed
+    "fct_p50", "fct_p99", "fct_mean", "objects_completed",
 ]
 FLOW_METRICS = ("throughput", "bytes", "retransmits", "timeouts", "srtt", "cwnd",
                 "convergence_time")
 LINK_METRICS = ("utilization", "drops", "drops_queue", "drops_loss", "mean_queue", "max_queue")
-GROUP_METRICS = ("jain", "ratio", "min_share", "maxmin_error")
+GROUP_METRICS = ("jain", "ratio", "min_share", "maxmin_error", "fct_p50", "fct_p99", "fct_mean",
+                 "objects_completed")
 
 
 class Strict(BaseModel):
@@ -168,11 +173,24 @@ class FlowParams(Strict):
     xcp_feedback: XcpFeedback | None = None
 
 
+class ObjectItem(Strict):
+    """One object of a web-like flow: sent `at` (from the flow's start) on its own
+    connection, `size` bytes (docs/web-traffic.md)."""
+
+    at: Duration
+    size: Size
+
+
 class FlowSpec(FlowParams):
     id: Name
     src: Name
     dst: Name
     port: int | None = Field(default=None, ge=1024, le=65535)
+    # Web-like short flows: one connection per object (xcpperf --objects), at most
+    # max_concurrent open at once; src serves the objects, dst fetches them.
+    objects: list[ObjectItem] | None = Field(default=None, min_length=1,
+                                             max_length=MAX_OBJECTS_PER_FLOW)
+    max_concurrent: int | None = Field(default=None, ge=1, le=MAX_CONCURRENT_OBJECTS)
 
 
 class RouterDefaults(Strict):

@@ -83,6 +83,10 @@ class RFlow(Frozen):
     delayed_ack: bool = True  # false: the receiver ACKs every segment (xcpperf --no-delayed-ack)
     rto_backoff: Literal["sample", "new_data"] = "sample"  # xcpperf --rto-backoff
     xcp_feedback: Literal["all_acks", "new_acks"] = "all_acks"  # xcpperf --xcp-feedback
+    # Web-like short flows (xcpperf --objects): (start offset from the flow's start in
+    # s, bytes) per object in start order, and the connections open at once.
+    objects: list[tuple[float, int]] | None = None
+    max_concurrent: int | None = None
 
     @property
     def tool(self) -> Literal["xcpperf", "iperf3"]:

@@ -13,7 +13,9 @@ node, link and flow is then validated, resolved and bounded like a written one:
    orchestrator.topology.deployment) and writes `queue: <protocol>` on the chosen
    ones; a router whose queue is written by hand is an error (one source per queue).
 3. `traffic:` draws host pairs from a matrix (orchestrator.topology.traffic) and
-   appends flows t1, t2, ...
+   appends flows t1, t2, ...; `traffic.web:` draws sessions of short flows
+   (orchestrator.topology.web) and appends one flow w1, w2, ... with `objects:` per
+   (server, client) pair.
 
 Problems point at the section's key (`FILE:LINE: topology.file: ...`); a generated
 node, link or flow carries the line of the section that made it.
@@ -32,7 +34,6 @@ from orchestrator import units
 from orchestrator.spec import bounds
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.problems import from_validation_error
-from orchestrator.spec.queues import DEFAULT_KIND
 from orchestrator.spec.trial_models import (
     BarabasiAlbertTopo,
     DumbbellsTopo,
@@ -43,8 +44,9 @@ from orchestrator.spec.trial_models import (
     TopologySpec,
     TrialSections,
     WaxmanTopo,
+    WebSpec,
 )
-from orchestrator.topology import deployment, generators, graphml, traffic
+from orchestrator.topology import deployment, generators, graphml, traffic, web
 from xcplab_contract.errors import SpecError, SpecProblem
 
 # Built-in link rules per tier (each key overridable in topology.links.<tier>).
@@ -260,7 +262,7 @@ class _Expander:
         kind = queue.get("kind") if isinstance(queue, dict) else queue
         self.record.update(protocol=d.protocol, fraction=d.fraction, strategy=d.strategy,
                            deployment_seed=seed, deployed=chosen,
-                           default_queue=str(kind or DEFAULT_KIND))
+                           default_queue=str(kind or "droptail"))
         if not self.record.get("tiers"):
             self.record["tiers"] = {n: g.nodes[n]["tier"]
                                     for n in sorted(g.nodes, key=deployment.natural)}
@@ -281,9 +283,19 @@ class _Expander:
                     hosts.setdefault(a, b)
                 elif role.get(b) == "host" and role.get(a) == "router":
                     hosts.setdefault(b, a)
+        order = sorted(hosts.items(), key=lambda h: deployment.natural(h[0]))
+        if tr.flows == 0 and tr.web is None:
+            self.bad(("traffic",), "no traffic: give flows: N (long-lived flows over the "
+                     "matrix) and/or web: {...} (short flows)")
+            return
+        if tr.flows > 0:
+            self.long_lived(tr, order)
+        if tr.web is not None and not self.problems:
+            self.web(tr.web, order)
+
+    def long_lived(self, tr: Any, order: list[tuple[str, str]]) -> None:
         seed = _seed(tr.seed, self.data)
         rng = random.Random(f"{seed}:traffic")
-        order = sorted(hosts.items(), key=lambda h: deployment.natural(h[0]))
         try:
             pairs = traffic.pairs(rng, order, tr.matrix, tr.flows, tr.hotspots, tr.hot_share,
                                   tr.avoid_same_router)
@@ -312,6 +324,73 @@ class _Expander:
             flows.append(flow)
             ids.append(fid)
         self.record.update(matrix=tr.matrix, traffic_seed=seed, traffic_flows=ids)
+
+    def web(self, w: WebSpec, order: list[tuple[str, str]]) -> None:
+        """traffic.web: sessions drawn by orchestrator.topology.web, one flow w<n> per
+        (server, client) pair with its objects."""
+        flows = self.data.setdefault("flows", [])
+        if not isinstance(flows, list):
+            return
+        try:
+            end_s = units.parse_duration(self.data.get("duration"))
+        except (TypeError, ValueError):
+            return  # validation reports the duration
+        names = [h for h, _ in order]
+        if w.proto == "tcp":
+            self.bad(("traffic", "web", "proto"), "web objects are played by xcpperf (one "
+                     "connection per object); kernel TCP (iperf3) cannot play an object "
+                     "schedule: use xcp, or newreno / hstcp for the TCP baseline")
+            return
+        if w.servers >= len(names):
+            self.bad(("traffic", "web", "servers"), f"{w.servers} servers among {len(names)} "
+                     "hosts leave no client")
+            return
+        others = len(names) - w.servers
+        if w.clients is not None and w.clients > others:
+            self.bad(("traffic", "web", "clients"), f"{w.clients} clients, but only {others} "
+                     f"hosts are not servers")
+            return
+        seed = _seed(w.seed, self.data)
+        rng = random.Random(f"{seed}:web")
+        servers = sorted(rng.sample(names, w.servers), key=deployment.natural)
+        rest = [h for h in names if h not in servers]
+        clients = rest if w.clients is None else sorted(rng.sample(rest, w.clients),
+                                                        key=deployment.natural)
+        sizes = web.Sizes(w.size.dist, float(w.size.mean), w.size.shape, int(w.size.max))
+        drawn = web.sessions(rng, servers, clients, w.sessions, w.arrival_rate,
+                             w.objects_per_session, sizes, w.think_time.dist,
+                             w.think_time.mean, w.start, end_s)
+        if not drawn.flows:
+            self.bad(("traffic", "web"), f"no session arrives before the end of the run "
+                     f"({end_s:g}s): raise arrival_rate or lower start")
+            return
+        taken = {f.get("id") for f in flows if isinstance(f, dict)}
+        line = self.lines.line(("traffic", "web")) or self._line("traffic")
+        ids = []
+        for i, wf in enumerate(drawn.flows):
+            fid = f"w{i + 1}"
+            if fid in taken:
+                self.bad(("traffic", "web"), f"flow id {fid!r} is written in flows: and "
+                         "generated by traffic.web: (w<n>); rename the written flow")
+                return
+            if len(wf.objects) > bounds.MAX_OBJECTS_PER_FLOW:
+                self.bad(("traffic", "web"), f"flow {fid} ({wf.server} -> {wf.client}) would "
+                         f"carry {len(wf.objects)} objects; at most "
+                         f"{bounds.MAX_OBJECTS_PER_FLOW} per flow (one xcpperf process): "
+                         "fewer sessions, or more servers or clients")
+                return
+            flow: dict[str, Any] = {
+                "id": fid, "src": wf.server, "dst": wf.client,
+                "objects": [{"at": f"{t:.6f}s", "size": f"{b}B"} for t, b in wf.objects],
+                "max_concurrent": w.max_concurrent}
+            if w.proto:
+                flow["proto"] = w.proto
+            if line is not None:
+                self.lines.by_path[("flows", len(flows))] = line
+            flows.append(flow)
+            ids.append(fid)
+        self.record.update(web_seed=seed, web_flows=ids, web_sessions=drawn.sessions,
+                           web_objects=drawn.objects)
 
 
 def expand(data: dict[str, Any], lines: Lines, file: str) -> RTrial | None:

@@ -9,21 +9,16 @@ recorded in the resolved spec and the plan.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.spec import bounds
-from orchestrator.spec.queues import KINDS, queue_model
-from orchestrator.spec.types import BufferSize, Duration, Probability, Rate
+from orchestrator.spec.types import BufferSize, Duration, Probability, Rate, Size
 
 Strategy = Literal["core-first", "edge-first", "peering", "random", "highest-degree",
                    "highest-betweenness"]
-# What a deployment deploys: the kinds whose routers give XCP feedback (their models say).
-if TYPE_CHECKING:
-    Protocol = str
-else:
-    Protocol = Literal[tuple(k for k in KINDS if queue_model(k).xcp_feedback)]
+Protocol = Literal["xcp", "xcpi", "ixcp"]
 Matrix = Literal["uniform", "gravity", "hotspot"]
 
 
@@ -106,11 +101,49 @@ class DeploymentSpec(_Strict):
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1)  # default: the spec's seed
 
 
-class TrafficSpec(_Strict):
-    """`flows` long-lived flows between the spec's hosts, pairs from a traffic matrix."""
+class ObjectSizes(_Strict):
+    """Object sizes: `pareto` (shape > 1; scale from the mean), `exponential` or
+    `constant`; every draw is cut at `max` (a truncated Pareto's mean is below `mean`)."""
 
-    matrix: Matrix
-    flows: int = Field(ge=1, le=bounds.MAX_FLOWS)
+    dist: Literal["pareto", "exponential", "constant"] = "pareto"
+    mean: Size
+    shape: float = Field(default=1.2, gt=1, le=10)  # pareto only
+    max: Size = Field(default="10MB", validate_default=True)
+
+
+class ThinkTime(_Strict):
+    dist: Literal["exponential", "constant"] = "exponential"
+    mean: Duration
+
+
+class WebSpec(_Strict):
+    """Web-like short flows (docs/web-traffic.md): `sessions` arriving as a Poisson
+    process of `arrival_rate` per second from `start`, each between a random client and
+    a random server, fetching a geometric number of objects (mean `objects_per_session`)
+    `think_time` apart. Every (server, client) pair in use becomes one flow w<n> whose
+    objects are its sessions' objects."""
+
+    sessions: int = Field(ge=1, le=bounds.MAX_WEB_SESSIONS)
+    arrival_rate: float = Field(gt=0, le=bounds.MAX_WEB_ARRIVAL_RATE)  # sessions per second
+    objects_per_session: float = Field(default=1.0, ge=1,
+                                       le=bounds.MAX_WEB_OBJECTS_PER_SESSION)
+    size: ObjectSizes
+    think_time: ThinkTime = ThinkTime.model_validate({"mean": "1s"})
+    servers: int = Field(default=1, ge=1, le=bounds.MAX_NODES)
+    clients: int | None = Field(default=None, ge=1, le=bounds.MAX_NODES)  # None: the others
+    proto: Literal["xcp", "newreno", "hstcp", "tcp"] | None = None  # None: defaults.flow
+    start: Duration = 0.0
+    max_concurrent: int = Field(default=32, ge=1, le=bounds.MAX_CONCURRENT_OBJECTS)
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)  # default: the spec's seed
+
+
+class TrafficSpec(_Strict):
+    """`flows` long-lived flows between the spec's hosts, pairs from a traffic matrix,
+    and/or `web` short flows."""
+
+    matrix: Matrix = "uniform"
+    flows: int = Field(default=0, ge=0, le=bounds.MAX_FLOWS)
+    web: WebSpec | None = None
     proto: Literal["xcp", "newreno", "hstcp", "tcp"] | None = None  # None: defaults.flow
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1)  # default: the spec's seed
     hotspots: int = Field(default=1, ge=1, le=bounds.MAX_NODES)
@@ -144,3 +177,7 @@ class RTrial(_Strict):
     matrix: str | None = None
     traffic_seed: int | None = None
     traffic_flows: list[str] = Field(default_factory=list)
+    web_seed: int | None = None
+    web_flows: list[str] = Field(default_factory=list)
+    web_sessions: int = 0  # sessions that arrived before the end of the run
+    web_objects: int = 0  # their objects that start before the end of the run

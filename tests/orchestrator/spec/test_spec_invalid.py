@@ -120,7 +120,8 @@ CASES = [
      BASE + "expect:\n  - {metric: goodput, flow: f1, op: '>=', value: 1}\n",
      [(f"{F}:15: expect[0].metric: 'goodput' is not valid; valid: throughput, bytes, "
       "retransmits, timeouts, srtt, cwnd, convergence_time, utilization, drops, drops_queue, "
-      "drops_loss, mean_queue, max_queue, jain, ratio, min_share or maxmin_error")]),
+      "drops_loss, mean_queue, max_queue, jain, ratio, min_share, maxmin_error, fct_p50, "
+      "fct_p99, fct_mean or objects_completed")]),
     ("expect value unit mismatch",
      BASE + "expect:\n  - {metric: throughput, flow: f1, op: '>=', value: 5ms}\n",
      [(f"{F}:15: expect[0].value: '5ms': unknown rate unit 'ms'; valid units: bps, kbps, Mbps, "
