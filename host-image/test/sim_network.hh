@@ -73,6 +73,15 @@ class SimNetwork {
   SimLink& a_to_b() { return link_ab_; }
   SimLink& b_to_a() { return link_ba_; }
   xcp::FakeClock& clock() { return clock_; }
+  // Optional stage in front of B's endpoint (the XCP-i receiver duty,
+  // src/xcpi/receiver_xcpi.hh): sees each packet for B first and may edit it;
+  // true = consumed. Its timers run with the endpoints'.
+  struct Stage {
+    std::function<bool(uint32_t src, std::span<uint8_t> shim, xcp::Timestamp now)> on_packet;
+    std::function<void(xcp::Timestamp)> advance;
+    std::function<xcp::Timestamp()> next_deadline;
+  };
+  void set_b_stage(Stage s) { b_stage_ = std::move(s); }
   xcp::Timestamp now() const { return clock_.now(); }
 
   void schedule(xcp::Timestamp at, uint32_t src, uint32_t dst, std::vector<uint8_t> bytes) {
@@ -87,6 +96,7 @@ class SimNetwork {
     b_.service(now());
     while (!stop() && now() < end) {
       xcp::Timestamp next = std::min(a_.next_deadline(), b_.next_deadline());
+      if (b_stage_.advance) next = std::min(next, b_stage_.next_deadline());
       if (!in_flight_.empty()) next = std::min(next, in_flight_.begin()->first.first);
       if (next == xcp::Timestamp::max()) break;  // nothing can ever happen again
       if (next > now()) clock_.set(std::min(next, end));
@@ -94,9 +104,11 @@ class SimNetwork {
         auto node = in_flight_.extract(in_flight_.begin());
         Pending& p = node.mapped();
         Endpoint& to = (p.dst == kAddrA) ? a_ : b_;
+        if (&to == &b_ && b_stage_.on_packet && b_stage_.on_packet(p.src, p.bytes, now())) continue;
         to.on_packet(p.src, p.bytes, now());
       }
       a_.service(now());
+      if (b_stage_.advance) b_stage_.advance(now());
       b_.service(now());
     }
   }
@@ -112,6 +124,7 @@ class SimNetwork {
   SimLink link_ba_;
   Endpoint a_;
   Endpoint b_;
+  Stage b_stage_;
   std::map<std::pair<xcp::Timestamp, uint64_t>, Pending> in_flight_;
   uint64_t seq_ = 0;
 };

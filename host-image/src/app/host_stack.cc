@@ -59,6 +59,13 @@ ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
 }
 
 HostStack::HostStack(const Options& o)
-    : sock(socket_config(o)), tx(sock), rx(sock), ep(tx), loop(clock, sock, ep, tx, rx) {}
+    : sock(socket_config(o)), tx(sock), rx(sock), ep(tx), loop(clock, sock, ep, tx, rx) {
+  if (!o.xcpi_receiver_cloud.is_zero()) {
+    ReceiverXcpiConfig c;
+    c.path_capacity = o.xcpi_receiver_cloud;
+    xcpi = std::make_unique<ReceiverXcpi>(c, tx);
+    loop.set_receiver_xcpi(xcpi.get());
+  }
+}
 
 }  // namespace xcphost

@@ -2,6 +2,8 @@
 // receive batches, the endpoint and its I/O loop, built from the options.
 #pragma once
 
+#include <memory>
+
 #include "app/io_loop.hh"
 #include "app/options.hh"
 #include "io/raw_socket.hh"
@@ -9,6 +11,7 @@
 #include "io/tx_batch.hh"
 #include "transport/connection_config.hh"
 #include "transport/endpoint.hh"
+#include "xcpi/receiver_xcpi.hh"
 #include "xcp/clock.hh"
 
 namespace xcphost {
@@ -25,6 +28,8 @@ struct HostStack {
   TxBatch tx;
   RxBatch rx;
   Endpoint ep;
+  // The XCP-i receiver duty (--xcpi-receiver-cloud), else null.
+  std::unique_ptr<ReceiverXcpi> xcpi;
   IoLoop loop;
 };
 

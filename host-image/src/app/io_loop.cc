@@ -19,20 +19,25 @@ void IoLoop::run(const Hooks& hooks) {
   for (;;) {
     xcp::Timestamp now = clock_.now();
     size_t got = 0;
-    const auto on_packet = [&](uint32_t src, std::span<const uint8_t> bytes) { ep_.on_packet(src, bytes, now); };
+    const auto on_packet = [&](const RxPacket& p) {
+      if (xcpi_ && xcpi_->on_packet(p.src, p.ttl, p.shim, p.ip_header_bytes, now)) return;
+      ep_.on_packet(p.src, p.shim, now);
+    };
     for (int i = 0; i < kMaxRxBatchesPerIteration; ++i) {
-      const size_t n = rx_.receive(on_packet);
+      const size_t n = rx_.receive_packets(on_packet);
       got += n;
       if (n == 0) break;
     }
     now = clock_.now();
+    if (xcpi_) xcpi_->advance(now);
     ep_.service(now);
     tx_.flush();
     if (!hooks.step(now)) break;
     tx_.flush();
     if (got > 0) continue;  // more may be queued: poll again without sleeping
 
-    const xcp::Timestamp wake = std::min(ep_.next_deadline(), hooks.next_wake());
+    xcp::Timestamp wake = std::min(ep_.next_deadline(), hooks.next_wake());
+    if (xcpi_) wake = std::min(wake, xcpi_->next_deadline());
     const xcp::Duration sleep = std::clamp(wake - clock_.now(), xcp::Duration::zero(), kMaxSleep);
     pollfd pfd{sock_.fd(), static_cast<short>(POLLIN | (tx_.pending() ? POLLOUT : 0)), 0};
     const timespec ts{static_cast<time_t>(sleep.ns() / 1'000'000'000), static_cast<long>(sleep.ns() % 1'000'000'000)};

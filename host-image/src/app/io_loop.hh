@@ -9,6 +9,7 @@
 #include "io/rx_batch.hh"
 #include "io/tx_batch.hh"
 #include "transport/endpoint.hh"
+#include "xcpi/receiver_xcpi.hh"
 #include "xcp/clock.hh"
 
 namespace xcphost {
@@ -25,6 +26,9 @@ class IoLoop {
   IoLoop(const xcp::Clock& clock, const RawSocket& sock, Endpoint& ep, TxBatch& tx, RxBatch& rx)
       : clock_(clock), sock_(sock), ep_(ep), tx_(tx), rx_(rx) {}
   void run(const Hooks& hooks);
+  // The XCP-i receiver duty (may be null): sees every packet before the
+  // endpoint and runs its timers with the endpoint's.
+  void set_receiver_xcpi(ReceiverXcpi* r) { xcpi_ = r; }
 
  private:
   const xcp::Clock& clock_;
@@ -32,6 +36,7 @@ class IoLoop {
   Endpoint& ep_;
   TxBatch& tx_;
   RxBatch& rx_;
+  ReceiverXcpi* xcpi_ = nullptr;
 };
 
 }  // namespace xcphost

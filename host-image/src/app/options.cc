@@ -65,6 +65,8 @@ std::string_view usage_text() {
          "      --ttl N             IP TTL of sent packets (default 64 with --xcpi, else the kernel's)\n"
          "      --idle-timeout S    drop a connection silent for S seconds (default 30; 0 = never)\n"
          "      --xcpi              send the XCP-i block (xcp_ttl = IP TTL, last_xcp_router = us)\n"
+         "      --xcpi-receiver-cloud RATE  run XCP-i's virtual router for a cloud after the last\n"
+         "                          XCP-i router; RATE: the cloud path's capacity in bit/s (oracle)\n"
          "      --ixcp-link-id ID   send the iXCP block, starting from this access-link id\n"
          "      --install-icmp-filter  add the nft rule dropping ICMP protocol-unreachable\n"
          "      --title TEXT        label copied into the JSON output\n"
@@ -189,6 +191,12 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       o.idle_timeout = xcp::Duration::seconds(*d);
     } else if (a == "--xcpi") {
       o.xcpi = true;
+    } else if (a == "--xcpi-receiver-cloud") {
+      auto v = value(a);
+      auto d = v ? parse_scaled(*v, 1000) : std::nullopt;
+      // The engine's bounds for a path rate (router-image CONFIG.md, chirp H).
+      if (!d || *d < 1e5 || *d > 1e11) return need(a, "the cloud path's capacity in bit/s, 100K..100G");
+      o.xcpi_receiver_cloud = xcp::Rate::from_bits_per_s(*d);
     } else if (a == "--ixcp-link-id") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;

@@ -50,6 +50,8 @@ struct Options {
   uint8_t ttl = 0;
   xcp::Duration idle_timeout = xcp::Duration::seconds(30);
   bool xcpi = false;                 // send the XCP-i block (docs/protocol.md §4)
+  // Nonzero: the XCP-i receiver duty with this cloud-path capacity (src/xcpi/receiver_xcpi.hh).
+  xcp::Rate xcpi_receiver_cloud = xcp::Rate::zero();
   std::optional<uint32_t> ixcp_link_id;  // send the iXCP block with this access-link id
   std::string title;                 // copied into the JSON start section
   bool time_given = false;           // -t was given (with --objects: the schedule's deadline)

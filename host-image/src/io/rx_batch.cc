@@ -21,6 +21,10 @@ RxBatch::RxBatch(const RawSocket& sock, size_t batch_packets)
 }
 
 size_t RxBatch::receive(const Handler& handler) {
+  return receive_packets([&handler](const RxPacket& p) { handler(p.src, p.shim); });
+}
+
+size_t RxBatch::receive_packets(const PacketHandler& handler) {
   const int n = recvmmsg(fd_, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_DONTWAIT, nullptr);
   ++stats_.syscalls;
   if (n < 0) {
@@ -28,7 +32,7 @@ size_t RxBatch::receive(const Handler& handler) {
     throw xcp::SystemError("recvmmsg on the raw socket", errno);
   }
   for (int i = 0; i < n; ++i) {
-    const uint8_t* p = bufs_[i].data();
+    uint8_t* p = bufs_[i].data();
     const size_t len = msgs_[i].msg_len;
     // Raw IPv4 sockets deliver the IP header; its length is IHL words.
     const size_t ihl = len >= 20 ? static_cast<size_t>(p[0] & 0x0f) * 4 : 0;
@@ -38,7 +42,7 @@ size_t RxBatch::receive(const Handler& handler) {
     }
     const uint32_t src = (uint32_t{p[12]} << 24) | (uint32_t{p[13]} << 16) | (uint32_t{p[14]} << 8) | p[15];
     ++stats_.packets;
-    handler(src, std::span<const uint8_t>(p + ihl, len - ihl));
+    handler(RxPacket{src, p[8], ihl, std::span<uint8_t>(p + ihl, len - ihl)});
   }
   return static_cast<size_t>(n);
 }

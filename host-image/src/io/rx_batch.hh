@@ -21,10 +21,21 @@ struct RxStats {
   uint64_t bad_ip = 0;  // too short or inconsistent IPv4 header
 };
 
+// One received packet with what the IPv4 header said (the XCP-i receiver
+// duty needs the TTL, src/xcpi/receiver_xcpi.hh). `shim` is writable: a
+// receiver's virtual router lowers H_feedback in place, as a router would.
+struct RxPacket {
+  uint32_t src = 0;  // IPv4 source, host order
+  uint8_t ttl = 0;   // IP TTL as it arrived
+  size_t ip_header_bytes = 0;
+  std::span<uint8_t> shim;  // from the XCP shim onward
+};
+
 class RxBatch {
  public:
   // (source IPv4 address host order, bytes from the XCP shim onward)
   using Handler = std::function<void(uint32_t, std::span<const uint8_t>)>;
+  using PacketHandler = std::function<void(const RxPacket&)>;
 
   RxBatch(const RawSocket& sock, size_t batch_packets = 64);
   RxBatch(const RxBatch&) = delete;
@@ -32,6 +43,8 @@ class RxBatch {
 
   // One recvmmsg(); returns the number of packets received (0: none ready).
   size_t receive(const Handler& handler);
+  // The same with the IPv4 header's TTL and a writable shim.
+  size_t receive_packets(const PacketHandler& handler);
   const RxStats& stats() const { return stats_; }
 
  private:
