@@ -248,7 +248,8 @@ class Planner:
                  src_addr=src_addr, dst_addr=dst_addr, port=f.port, start_s=f.start_s,
                  stop_s=f.stop_s, size_bytes=f.size_bytes, parallel=f.parallel,
                  rate_bps=f.rate_bps, path=fwd.nodes, rtt_s=rtt,
-                 server_argv=tools.server_argv(f, dst_addr),
+                 server_argv=tools.server_argv(f, dst_addr)
+                 + xcpi.receiver_argv(self, f, fwd, self._xcpi_routers),
                  client_argv=tools.client_argv(f, src_addr, dst_addr,
                                                self.spec.metrics_interval_s,
                                                xcpi=bool(self._xcpi_routers)

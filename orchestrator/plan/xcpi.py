@@ -57,6 +57,27 @@ def cloud_paths(planner: Any, flow_rows: list[Any], routers: set[str]
     return out
 
 
+def receiver_cloud_bps(planner: Any, fwd: Any, routers: set[str]) -> float | None:
+    """The receiver's duty (docs/protocol.md §4 "Host duties"): when a cloud lies after the
+    last XCP-i point of an XCP flow's forward path (the last XCP-i router, else the sender),
+    the receiver runs V itself and needs the cloud path's capacity, its oracle: min over the
+    link directions from that point to the receiver. None when the last point is the
+    receiver's neighbour (no router left to form a cloud)."""
+    last = max((i for i, n in enumerate(fwd.nodes[:-1]) if n in routers), default=0)
+    tail = fwd.dirs[last:]
+    if len(tail) < 2:
+        return None
+    return float(min(planner.rdir(k, s).capacity_bps for k, s in tail))
+
+
+def receiver_argv(planner: Any, flow: Any, fwd: Any, routers: set[str]) -> tuple[str, ...]:
+    """xcpperf server options for the receiver's duty (host-image/src/xcpi/), if any."""
+    if not routers or flow.proto not in XCPI_PROTOS or flow.tool != "xcpperf":
+        return ()
+    bps = receiver_cloud_bps(planner, fwd, routers)
+    return () if bps is None else ("--xcpi-receiver-cloud", f"{round(bps)}")
+
+
 def xcpi_entry(options: dict[str, Any] | None,
                paths: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
     """CONFIG.md `xcpi` of one router: the spec's options and the oracle's paths (the truth
