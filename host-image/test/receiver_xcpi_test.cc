@@ -203,6 +203,10 @@ TEST(ReceiverXcpi, RequestsUAndRunsVOnceUAcknowledged) {
   EXPECT_NEAR(st.spare, kMbps30 - st.y, 1e-6);
   EXPECT_NEAR(st.d, 0.04, 1e-9);
   EXPECT_DOUBLE_EQ(st.q, 0.0);
+  const nlohmann::json rep = r.report();
+  EXPECT_EQ(rep["lowered"], r.counters().lowered);
+  EXPECT_EQ(rep["upstreams"]["10.0.1.1"]["state"], "established");
+  EXPECT_EQ(rep["upstreams"]["10.0.1.1"]["acks"], 1);
   EXPECT_NEAR(granted, 0.4 * (kMbps30 - y) * (t - steady).seconds_f(), 0.1 * 0.4 * (kMbps30 - y) * 0.5);
 }
 

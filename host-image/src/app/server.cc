@@ -87,6 +87,11 @@ int run_server(const Options& o) {
                  return !(o.one_off && accepted > 0 && streams.empty());
                },
                [] { return xcp::Timestamp::max(); }});
+  if (hs.xcpi) {
+    // The receiver duty's counters, for the run directory (the server's log).
+    const nlohmann::json j = {{"event", "xcpi_receiver"}, {"data", hs.xcpi->report()}};
+    std::fprintf(o.json || o.json_stream ? stdout : stderr, "%s\n", j.dump().c_str());
+  }
   return any_mismatch ? kExitVerifyFailed : kExitOk;
 }
 

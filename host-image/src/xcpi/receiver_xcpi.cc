@@ -147,6 +147,26 @@ void ReceiverXcpi::advance(xcp::Timestamp now) {
   recompute_deadline();
 }
 
+nlohmann::json ReceiverXcpi::report() const {
+  nlohmann::json ups = nlohmann::json::object();
+  for (const auto& [u, e] : table_) {
+    const xcp::IntervalState& st = e->v.state();
+    const xcp::SessionCounters& sc = e->session.counters();
+    ups[std::to_string(u >> 24) + "." + std::to_string((u >> 16) & 0xFF) + "." + std::to_string((u >> 8) & 0xFF) +
+        "." + std::to_string(u & 0xFF)] = {
+        {"state", std::string(xcp::to_string(e->session.state()))},
+        {"requests", sc.requests}, {"acks", sc.acks}, {"timeouts", sc.timeouts}, {"broken", sc.broken},
+        {"intervals", e->v.intervals()}, {"d", st.d}, {"y", st.y}, {"S", st.spare}, {"Q", st.q},
+        {"phi", st.phi}, {"cloud_queue_s", e->delay.queue_s()}};
+  }
+  const ReceiverXcpiCounters& c = counters_;
+  return {{"capacity_bps", config_.path_capacity.bits_per_s()},
+          {"clouds_detected", c.clouds_detected}, {"lowered", c.lowered}, {"no_estimate", c.no_estimate},
+          {"table_full", c.table_full}, {"expired", c.expired}, {"requests", c.requests}, {"acks", c.acks},
+          {"timeouts", c.timeouts}, {"broken", c.broken}, {"entries", table_.size()},
+          {"upstreams", std::move(ups)}};
+}
+
 void ReceiverXcpi::recompute_deadline() {
   xcp::Timestamp t = next_expiry_scan_;
   for (const auto& [u, e] : table_) t = std::min({t, e->session.next_deadline(), e->v_next});

@@ -26,6 +26,8 @@
 #include <span>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "transport/packet_writer.hh"
 #include "xcp/estimation_session.hh"
 #include "xcp/header.hh"
@@ -93,6 +95,8 @@ class ReceiverXcpi {
   const ReceiverXcpiConfig& config() const { return config_; }
   size_t entries() const { return table_.size(); }
   const Entry* entry(uint32_t upstream) const;
+  // Counters and, per upstream U, the session and V's latest interval.
+  nlohmann::json report() const;
 
  private:
   void on_data(std::span<uint8_t> shim, const xcp::XcpHeader& h, size_t wire_bytes,
