@@ -11,13 +11,17 @@ Two groups:
   `xcplab validate`, the runner and the service on every spec (orchestrator/spec/bounded.py).
   The service adds its own stricter per-user limits (orchestrator/service/settings.py).
 
-The engine checks its own ranges (router-image/QUEUES.md, CONFIG.md); every range here
-lies inside the engine's, so a spec that validates is one the engine accepts.
+Every range the engine checks too is a row of the one table shared with the engine,
+xcplab_contract/bounds.json (`table(...)` below; the engine is built with the same rows),
+so a spec that validates is one the engine accepts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from xcplab_contract.bounds import Bound
+from xcplab_contract.bounds import bound as table
+
+__all__ = ["Bound", "table"]
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
@@ -40,29 +44,10 @@ MAX_OVERRIDES = 200
 MAX_SWEEP_RUNS = 10_000
 
 
-@dataclass(frozen=True)
-class Bound:
-    """A closed range [lo, hi] in SI units; `why` is shown with the problem."""
-
-    lo: float
-    hi: float
-    unit: str  # how to print lo/hi: "bps", "s", "B", "pkts", "BDP", ""
-    why: str
-
-
 # -- per-value bounds --------------------------------------------------------------
-CAPACITY = Bound(
-    1_000, 100e9, "bps",
-    "the engine serialises at up to ~1.1 Mpps (bench/results.json: 1.14 Mpps at 64 B), "
-    "~14 Gb/s at 1500 B; 100 Gb/s keeps capacity x delay far from 64-bit overflow, and "
-    "below 1 kb/s one 1500 B packet takes 12 s")
-DELAY = Bound(
-    0.0, 10.0, "s",
-    "one-way delay: the engine clamps XCP intervals and rtt_cap to 10 s "
-    "(router-image/QUEUES.md); longer delays only hold packets in memory")
-BUFFER_PACKETS = Bound(
-    1, 100_000, "pkts",
-    "100 000 x 1500 B = 150 MB held per direction; the seeds use at most 10 000")
+CAPACITY = table("link.capacity_bps")
+DELAY = table("link.delay_s")
+BUFFER_PACKETS = table("link.limit_packets")
 BUFFER_BYTES = Bound(
     1_500, 256 * MiB, "B",
     "a queue is RAM of the engine; one MTU is the least that passes a packet")
@@ -76,18 +61,14 @@ METRICS_INTERVAL = Bound(
 DURATION = Bound(
     0.001, 24 * 3600.0, "s",
     "one day: metrics, logs and the archive grow with the duration")
-# XCP control intervals (engine range 1e-6..10 s): below 1 ms the controller's timer
-# fires faster than the 100 ms sampling can observe and, in a SCHED_FIFO engine, starves
-# the agent, the runner and the API of the second core.
-XCP_INTERVAL = Bound(
-    0.001, 10.0, "s",
-    "an XCP timer under 1 ms keeps a real-time engine spinning and starves the agent; "
-    "the engine's own range ends at 10 s")
+XCP_INTERVAL = table("xcp.interval_s")
 
 # Memory the engine holds per direction: its queue plus the packets in flight on the
 # delay line (capacity x delay / 8). 24 GiB machine: one direction at most 1 GiB, all
 # directions together at most 8 GiB, the rest for hosts, agents and the page cache.
-MAX_DIRECTION_BYTES = 1 * GiB
+# The engine's own limit_bytes bound is the same 1 GiB, so a BDP-sized queue that passes
+# here is one the engine accepts.
+MAX_DIRECTION_BYTES = int(table("link.limit_bytes").hi)
 MAX_TOTAL_BYTES = 8 * GiB
 
 # -- counts ----------------------------------------------------------------------
@@ -129,40 +110,9 @@ MAX_CAPTURES = 32
 # All capture files of one run together (each at most its max_bytes, plus one packet).
 MAX_CAPTURE_TOTAL_BYTES = 4_000_000_000
 
-# -- raw engine params -----------------------------------------------------------
-# router-image/QUEUES.md, per kind: engine param -> (lo, hi) or the allowed values.
-# `queue.params` is passed to the engine verbatim, so it is checked against this table.
-ENGINE_PARAMS: dict[str, dict[str, tuple[float, float] | tuple[object, ...]]] = {
-    "droptail": {},
-    "red": {"min_th": (0, 1e9), "max_th": (0, 1e9), "max_p": (0, 1), "w_q": (0, 1),
-            "gentle": (True, False), "thresh_unit": ("packets", "bytes"),
-            "mean_packet_bytes": (1, 65535)},
-    "xcp": {"capacity_bps": (0, CAPACITY.hi), "alpha": (0, 10), "beta": (0, 10),
-            "gamma": (0, 1),
-            "fallback_interval_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
-            "min_interval_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
-            "max_interval_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
-            "rtt_cap_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
-            "min_queue_window_s": (XCP_INTERVAL.lo, XCP_INTERVAL.hi),
-            # XCP-TCP fairness dropper (seed 004); engine ranges in QUEUES.md. The zombie
-            # tables are 2 x entries x 16 B per port: 100 000 entries is 3.2 MB.
-            "tcp_fairness": (True, False), "fairness_zombie_entries": (1, 100_000),
-            "fairness_delta": (1e-9, 1), "fairness_replacement": (0, 1),
-            "fairness_inspect": (1e-6, 1), "fairness_p_drop_start": (1e-9, 1),
-            "fairness_d_drop": (0.5, 1), "fairness_i_drop": (1, 2),
-            "fairness_threshold": (0, 2), "fairness_update": ("tcp_packet", "interval"),
-            "fairness_window_s": (0, 10)},
-}
-# An XCP-i router's ports run the XCP port law (router-image/QUEUES.md "xcpi").
-ENGINE_PARAMS["xcpi"] = ENGINE_PARAMS["xcp"]
-# iXCP ports take XCP's params; `link_id` is the planner's, never the spec's.
-ENGINE_PARAMS["ixcp"] = ENGINE_PARAMS["xcp"]
-# Which of them are ranges (numbers) rather than a set of allowed values.
-NUMERIC = {"min_th", "max_th", "max_p", "w_q", "mean_packet_bytes", "capacity_bps", "alpha",
-           "beta", "gamma", "fallback_interval_s", "min_interval_s", "max_interval_s",
-           "rtt_cap_s", "min_queue_window_s", "fairness_zombie_entries", "fairness_delta",
-           "fairness_replacement", "fairness_inspect", "fairness_p_drop_start",
-           "fairness_d_drop", "fairness_i_drop", "fairness_threshold", "fairness_window_s"}
+# -- queue parameters --------------------------------------------------------------
+# Each queue kind's fields carry their row of xcplab_contract/bounds.json
+# (orchestrator/spec/queues/), checked by orchestrator/spec/bounded.py.
 
 # -- web-like short flows (flow objects:, traffic.web:; docs/web-traffic.md) ----
 # xcpperf's own bounds (host-image/src/app/object_schedule.hh): objects per process

@@ -25,7 +25,7 @@ from pydantic_core import CoreSchema
 
 from orchestrator.spec.bounds import MAX_CONCURRENT_OBJECTS, MAX_OBJECTS_PER_FLOW
 from orchestrator.spec.captures import CaptureSpec
-from orchestrator.spec.queue import QueueSpec
+from orchestrator.spec.queues import QueueSpec
 from orchestrator.spec.trial_models import DeploymentSpec, TopologySpec, TrafficSpec
 from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rate, Size
 

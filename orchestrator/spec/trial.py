@@ -34,6 +34,7 @@ from orchestrator import units
 from orchestrator.spec import bounds
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.problems import from_validation_error
+from orchestrator.spec.queues import DEFAULT_KIND
 from orchestrator.spec.trial_models import (
     BarabasiAlbertTopo,
     DumbbellsTopo,
@@ -262,7 +263,7 @@ class _Expander:
         kind = queue.get("kind") if isinstance(queue, dict) else queue
         self.record.update(protocol=d.protocol, fraction=d.fraction, strategy=d.strategy,
                            deployment_seed=seed, deployed=chosen,
-                           default_queue=str(kind or "droptail"))
+                           default_queue=str(kind or DEFAULT_KIND))
         if not self.record.get("tiers"):
             self.record["tiers"] = {n: g.nodes[n]["tier"]
                                     for n in sorted(g.nodes, key=deployment.natural)}

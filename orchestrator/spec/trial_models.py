@@ -9,16 +9,21 @@ recorded in the resolved spec and the plan.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.spec import bounds
+from orchestrator.spec.queues import KINDS, queue_model
 from orchestrator.spec.types import BufferSize, Duration, Probability, Rate, Size
 
 Strategy = Literal["core-first", "edge-first", "peering", "random", "highest-degree",
                    "highest-betweenness"]
-Protocol = Literal["xcp", "xcpi", "ixcp"]
+# What a deployment deploys: the kinds whose routers give XCP feedback (their models say).
+if TYPE_CHECKING:
+    Protocol = str
+else:
+    Protocol = Literal[tuple(k for k in KINDS if queue_model(k).xcp_feedback)]
 Matrix = Literal["uniform", "gravity", "hotspot"]
 
 
