@@ -153,7 +153,7 @@ class Planner:
                 a_to_b=dirs[link.a], b_to_a=dirs[link.b]))
         return out
 
-    def node(self, name: str, role: str, by_id: dict[str, Link]) -> Node:
+    def node(self, name: str, role: str) -> Node:
         """BY_ID: the plan's links by id (built once: 1000-router plans ask per router)."""
         ifaces = []
         for k in self.node_links[name]:
@@ -176,7 +176,7 @@ class Planner:
             return Node(name, "host", naming.netns_name(self.tag, name), tuple(ifaces),
                         tuple(routes), neigh, sysctls=self.host_sysctls(name))
         return Node(name, "router", naming.netns_name(self.tag, name), tuple(ifaces),
-                    tuple(routes), (), self.engine_entry(name, ifaces, routes, by_id))
+                    tuple(routes), (), self.engine_entry(name, ifaces, routes))
 
     def route_table(self, name: str, role: str, attached: set[int]) -> list[Route]:
         """A router's routes: a default route out of the link most subnets are reached
@@ -211,17 +211,12 @@ class Planner:
             return (("net.ipv4.tcp_sack", "0"),)
         return ()
 
-    def engine_entry(self, name: str, ifaces: list[Interface], routes: list[Route],
-                     by_id: dict[str, Link]) -> dict[str, Any]:
-        ports = []
-        for i in ifaces:
-            link = by_id[i.link]
-            egress = link.direction(name)
-            ingress = link.direction(i.peer)
-            ports.append({
-                "name": naming.port_name(name, i.ifname), "ifname": i.ifname, "mac": i.mac,
-                "ipv4": i.ipv4, "egress": engine.link_json(egress),
-                "ingress": engine.link_json(ingress) if ingress.stage == "ingress" else None})
+    def engine_entry(self, name: str, ifaces: list[Interface], routes: list[Route]
+                     ) -> dict[str, Any]:
+        # Each port names its link; its egress/ingress objects are the plan's Directions,
+        # written once in plan.json and expanded by Plan.engine_file.
+        ports = [{"name": naming.port_name(name, i.ifname), "ifname": i.ifname, "mac": i.mac,
+                  "ipv4": i.ipv4, "link": i.link} for i in ifaces]
         mac_of = {(i.ifname, i.peer_ipv4): i.peer_mac for i in ifaces}
         eroutes = [{"prefix": r.prefix, "port": naming.port_name(name, r.dev),
                     "next_hop_mac": mac_of[(r.dev, r.via)]} for r in routes]
@@ -241,8 +236,7 @@ class Planner:
         self._xcpi_routers = xcpi.xcpi_routers(self.spec)
         self._xcpi_paths = xcpi.cloud_paths(self, flow_rows, self._xcpi_routers)
         links = self.links(path_rtt)
-        by_id = {link.id: link for link in links}
-        nodes = tuple(self.node(n.name, n.role, by_id) for n in self.spec.nodes)
+        nodes = tuple(self.node(n.name, n.role) for n in self.spec.nodes)
         flows = tuple(
             Flow(id=f.id, proto=f.proto, cc=f.cc, tool=f.tool, src=f.src, dst=f.dst,
                  src_addr=src_addr, dst_addr=dst_addr, port=f.port, start_s=f.start_s,

@@ -43,8 +43,8 @@ def render(plan: Plan) -> str:
         ifs = ", ".join(f"{i.ifname}={i.ipv4}" for i in n.interfaces)
         queue = ""
         if n.engine:
-            kinds = sorted({p["egress"]["queue"]["kind"] for p in n.engine["ports"]})
-            queue = "/".join(kinds)
+            queue = "/".join(sorted({plan.link(p["link"]).direction(n.name).queue.kind
+                                     for p in n.engine["ports"]}))
         rows.append([n.name, n.role, n.netns, queue, ifs])
     out += _table(["node", "role", "netns", "queue", "interfaces"], rows) + [""]
     out.append("LINK DIRECTIONS")

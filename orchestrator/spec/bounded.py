@@ -6,13 +6,12 @@ its resolved totals (memory, metric rows, ports). Called by `load_spec_text`, he
 
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from orchestrator import units
-from orchestrator.spec import bounds
+from orchestrator.spec import bounds, buffers
 from orchestrator.spec.bounds import Bound
 from orchestrator.spec.captures import check_capture_bounds
 from orchestrator.spec.loader import Lines, PathT
@@ -20,8 +19,6 @@ from orchestrator.spec.models import LinkParams, Spec
 from orchestrator.spec.queues import QueueModel
 from orchestrator.spec.resolved import RDirection, ResolvedSpec
 from xcplab_contract.errors import SpecError
-
-MTU = 1500  # bytes a buffered packet may take (orchestrator/plan/engine.py)
 
 _SHOW: dict[str, Callable[[float], str]] = {
     "bps": units.fmt_rate, "s": units.fmt_duration, "B": units.fmt_size,
@@ -74,8 +71,7 @@ def _check_link_values(spec: Spec, bad: Bad) -> None:
         if buf is not None:
             b = {"packets": bounds.BUFFER_PACKETS, "bytes": bounds.BUFFER_BYTES,
                  "bdp": bounds.BUFFER_BDP}[buf.unit]
-            value = buf.value if buf.unit == "bdp" else max(1, round(buf.value * scale))
-            _range(value, b, (*path, "buffer"), bad)
+            _range(buffers.scaled(buf, scale).value, b, (*path, "buffer"), bad)
 
 
 def _check_queue(q: QueueModel, path: PathT, scale: float, bad: Bad) -> None:
@@ -90,13 +86,7 @@ def _direction_bytes(d: RDirection, rtt_s: float) -> int:
     """Queue plus delay line of one direction; a BDP-relative queue over `rtt_s` as the
     planner resolves it (orchestrator/plan/engine.py: at least one MTU)."""
     line = d.capacity_bps * d.delay_s / 8
-    if d.buffer.unit == "packets":
-        queue = d.buffer.value * MTU
-    elif d.buffer.unit == "bytes":
-        queue = d.buffer.value
-    else:
-        queue = max(MTU, math.ceil(d.buffer.value * d.capacity_bps * rtt_s / 8))
-    return int(line + queue)
+    return int(line + buffers.held_bytes(d.buffer, buffers.bdp_bytes(d.capacity_bps, rtt_s)))
 
 
 def _worst_rtt(r: ResolvedSpec) -> float:

@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.spec import checks, when
+from orchestrator.spec import buffers, checks, when
 from orchestrator.spec.captures import resolve_captures
 from orchestrator.spec.flows import resolve_flows
 from orchestrator.spec.loader import Lines, PathT
@@ -32,7 +32,6 @@ from orchestrator.spec.resolved import (
     RNode,
     RQueue,
 )
-from orchestrator.units import Buffer
 from xcplab_contract.errors import SpecError, SpecProblem
 
 
@@ -153,10 +152,8 @@ class _Resolver:
         if queue is None and self.spec.defaults and self.spec.defaults.router:
             queue = self.spec.defaults.router.queue
         loss = self._pick("loss", *levels)
-        buffer: Buffer = self._pick("buffer", *levels) or Buffer("bdp", 1.0)
         scale = self.spec.scale
-        if buffer.unit != "bdp":
-            buffer = Buffer(buffer.unit, max(1, round(buffer.value * scale)))
+        buffer = buffers.scaled(self._pick("buffer", *levels) or buffers.DEFAULT, scale)
         up = self._pick("up", *levels)
         return RDirection(
             capacity_bps=max(1, round(capacity * scale)),
@@ -199,9 +196,7 @@ class _Resolver:
                 assert ev.set_link is not None
                 s = ev.set_link
                 target, direction = s.link, s.direction
-                buf = s.buffer
-                if buf is not None and buf.unit != "bdp":
-                    buf = Buffer(buf.unit, max(1, round(buf.value * self.spec.scale)))
+                buf = None if s.buffer is None else buffers.scaled(s.buffer, self.spec.scale)
                 change = RLinkChange(
                     capacity_bps=None if s.capacity is None else max(
                         1, round(s.capacity * self.spec.scale)),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator import units
+from orchestrator.spec import buffers as buffer_rules
 from orchestrator.spec.loader import PathT
 from orchestrator.spec.models import Condition, LossSpec, Spec
 from orchestrator.spec.queues import DEFAULT_KIND, QueueModel
@@ -38,7 +39,7 @@ _CMP: dict[str, Callable[[Any, Any], bool]] = {
     if isinstance(a, float) and isinstance(b, float) else a == b,
     "!=": lambda a, b: not _CMP["=="](a, b),
 }
-_LINK_BUILTIN: dict[str, Any] = {"delay": 0.0, "buffer": units.Buffer("bdp", 1.0), "loss": 0.0,
+_LINK_BUILTIN: dict[str, Any] = {"delay": 0.0, "buffer": buffer_rules.DEFAULT, "loss": 0.0,
                                  "up": True}
 _FLOW_BUILTIN: dict[str, Any] = {"proto": "xcp", "recovery": "sack", "parallel": 1.0,
                                  "start": 0.0, "delayed_ack": True}
@@ -47,7 +48,6 @@ _HELP = {"rate": "a rate such as 10Mbps", "duration": "a duration such as 5s",
          "probability": "a probability such as 1% or 0.01",
          "loss": "a loss probability such as 1% or 0.01", "bool": "true or false",
          "number": "a number"}
-MTU = 1500  # orchestrator.plan.engine.MTU (the spec cannot import the planner at load)
 
 
 @dataclass(frozen=True)
@@ -212,11 +212,8 @@ def _buffer_bytes(spec: Spec, resolved: ResolvedSpec, t: Target,
         for side in ([t.direction] if t.direction else ["a_to_b", "b_to_a"]):
             d = planner.direction(k, senders[side], path_rtt.get((k, senders[side]), own))
             for b, sink in zip(buffers, out, strict=True):
-                if b.unit == "bdp":
-                    sink.append(max(MTU, math.ceil(b.value * d.bdp_bytes)))
-                else:
-                    n = max(1, round(b.value * spec.scale))
-                    sink.append(n * MTU if b.unit == "packets" else n)
+                scaled = buffer_rules.scaled(b, spec.scale)
+                sink.append(buffer_rules.held_bytes(scaled, d.bdp_bytes))
     return out
 
 

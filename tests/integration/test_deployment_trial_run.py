@@ -18,6 +18,7 @@ import pytest
 from run_helpers import fidelity_note, router_mode, run_spec
 
 from orchestrator.analysis import trial_table
+from xcplab_contract.plan import Plan
 
 pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -31,10 +32,13 @@ def test_trial_deploys_the_chosen_routers_and_moves_data(tmp_path: Path) -> None
     run_dir, summary = run_spec(SPEC, tmp_path, "duration=6s", timeout=200)
     assert summary["status"] == "completed"
     plan = json.loads((run_dir / "plan.json").read_text())
+    typed = Plan.from_dict(plan)
     assert plan["trial"]["deployed"] == ["c1", "c2", "a1", "a2"]
     for node in plan["nodes"]:
         if node["role"] == "router":
-            kinds = {p["egress"]["queue"]["kind"] for p in node["engine"]["ports"]}
+            entry = typed.engine_entry(node["name"])  # ports with their links' directions
+            assert entry is not None
+            kinds = {p["egress"]["queue"]["kind"] for p in entry["ports"]}
             assert kinds == ({"xcp"} if node["name"] in plan["trial"]["deployed"]
                              else {"droptail"}), node["name"]
     row = trial_table.row(run_dir)

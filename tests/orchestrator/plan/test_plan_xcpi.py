@@ -42,7 +42,7 @@ flows:
 
 
 def _engine(plan, name):
-    return next(n.engine for n in plan.nodes if n.name == name)
+    return plan.engine_entry(name)
 
 
 def test_cloud_paths_run_from_the_last_xcpi_point_to_the_next_xcpi_router() -> None:

@@ -100,14 +100,14 @@ def test_every_direction_is_emulated_exactly_once(quick: Plan) -> None:
             key = (d.port, d.stage)
             assert key not in seen
             seen.add(key)
-    engine_links = [(p["name"], stage) for r in quick.routers if r.engine is not None
-                    for p in r.engine["ports"]
+    entries = [quick.engine_entry(r.name) for r in quick.routers]
+    engine_links = [(p["name"], stage) for e in entries if e is not None for p in e["ports"]
                     for stage in ("egress", "ingress") if p[stage] is not None]
     assert sorted(engine_links) == sorted(seen)
 
 
 def test_engine_config_matches_config_md(quick: Plan) -> None:
-    r1 = quick.node("r1").engine
+    r1 = quick.engine_entry("r1")
     assert r1 is not None and set(r1) == {"name", "xcp_address", "ports", "routes"}
     # the plan names namespaces; where they live is the agent's business
     on_machine = quick.engine_file(["r1"], "ctl.sock", netns_path=lambda n: f"/ns/{n}")

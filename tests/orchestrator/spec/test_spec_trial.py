@@ -51,7 +51,7 @@ def test_tiers_expand_into_nodes_links_flows_and_queues():
     assert all(0 <= f.start_s <= 1 for f in r.flows)
     plan = make_plan(r, "trial-20260101-000000-0000")
     assert plan.trial is not None and plan.trial.deployed == ("c1", "c2", "a1")
-    engine = plan.node("c1").engine
+    engine = plan.engine_entry("c1")
     assert engine is not None and engine["ports"][0]["egress"]["queue"]["kind"] == "xcp"
 
 
