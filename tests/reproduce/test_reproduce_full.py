@@ -35,6 +35,7 @@ SINGLE_RUNS = [
 XCPI_RUNS = [
     "xcpi/fig2c-xcpi-oracle.yaml",
     "xcpi/fig4-asym-sender-cloud-oracle.yaml",
+    "xcpi/fig4-asym-receiver-cloud-oracle.yaml",
     "xcpi/fig5-peering-oracle.yaml",
     "xcpi/fig7-merge-oracle.yaml",
     "xcpi/fig9-merge-oracle.yaml",
