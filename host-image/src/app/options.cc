@@ -194,8 +194,9 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
     } else if (a == "--xcpi-receiver-cloud") {
       auto v = value(a);
       auto d = v ? parse_scaled(*v, 1000) : std::nullopt;
-      // The engine's bounds for a path rate (router-image CONFIG.md, chirp H).
-      if (!d || *d < 1e5 || *d > 1e11) return need(a, "the cloud path's capacity in bit/s, 100K..100G");
+      // A link's capacity bounds (xcplab_contract/bounds.json link.capacity_bps): the
+      // planner passes the least capacity of the cloud's links.
+      if (!d || *d < 1e3 || *d > 1e11) return need(a, "the cloud path's capacity in bit/s, 1K..100G");
       o.xcpi_receiver_cloud = xcp::Rate::from_bits_per_s(*d);
     } else if (a == "--ixcp-link-id") {
       auto v = value(a);
