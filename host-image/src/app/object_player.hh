@@ -42,14 +42,10 @@ struct ObjectResult {
   bool waited = false;                   // due while every slot was taken
 };
 
-// Counters summed over every object's connection, finished ones included.
-struct ObjectTotals {
-  uint64_t bytes_acked = 0;  // payload bytes (preambles excluded)
-  uint64_t retransmits = 0;
-  uint64_t timeouts = 0;
-  uint64_t fast_recoveries = 0;
-  int64_t feedback_bytes = 0;
-};
+// Counters summed over every object's connection, finished ones included
+// (bytes_acked: payload, preambles excluded; the other byte and packet counts
+// are not summed).
+using ObjectTotals = ConnectionStats;
 
 class ObjectPlayer {
  public:

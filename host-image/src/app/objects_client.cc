@@ -44,11 +44,7 @@ class AggregateSampler {
     s.id = 1;
     s.start_s = last_s_;
     s.end_s = end_s;
-    s.bytes = now.bytes_acked - prev_.bytes_acked;
-    s.retransmits = now.retransmits - prev_.retransmits;
-    s.timeouts = now.timeouts - prev_.timeouts;
-    s.fast_recoveries = now.fast_recoveries - prev_.fast_recoveries;
-    s.feedback_bytes = now.feedback_bytes - prev_.feedback_bytes;
+    set_deltas(s, now, prev_);
     if (const Connection* c = p.newest()) {
       s.cwnd_bytes = c->controller().cwnd_bytes();
       s.srtt_us = c->rtt().srtt().us();
@@ -149,15 +145,10 @@ int run_objects_client(const Options& o) {
     connect_failed += r.conn_error == ConnError::kConnectTimeout || (r.conn_error == ConnError::kReset && !r.fct);
     mismatched += r.altered;
   }
-  const ObjectTotals t = player.totals();
   StreamSample sum;
   sum.id = 1;
   sum.end_s = end_s;
-  sum.bytes = t.bytes_acked;
-  sum.retransmits = t.retransmits;
-  sum.timeouts = t.timeouts;
-  sum.fast_recoveries = t.fast_recoveries;
-  sum.feedback_bytes = t.feedback_bytes;
+  set_deltas(sum, player.totals(), ObjectTotals{});
   rep.end({{"objects", objects},
            {"objects_summary",
             {{"objects", player.results().size()},

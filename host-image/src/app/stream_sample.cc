@@ -4,17 +4,21 @@
 
 namespace xcphost {
 
+void set_deltas(StreamSample& s, const ConnectionStats& now, const ConnectionStats& prev) {
+  s.bytes = now.bytes_acked - prev.bytes_acked;
+  s.retransmits = now.retransmits - prev.retransmits;
+  s.timeouts = now.timeouts - prev.timeouts;
+  s.fast_recoveries = now.fast_recoveries - prev.fast_recoveries;
+  s.feedback_bytes = now.feedback_bytes - prev.feedback_bytes;
+}
+
 StreamSample StreamSampler::take(const Connection& c, double end_s) {
   const ConnectionStats& now = c.stats();
   StreamSample s;
   s.id = id_;
   s.start_s = last_s_;
   s.end_s = end_s;
-  s.bytes = now.bytes_acked - prev_.bytes_acked;
-  s.retransmits = now.retransmits - prev_.retransmits;
-  s.timeouts = now.timeouts - prev_.timeouts;
-  s.fast_recoveries = now.fast_recoveries - prev_.fast_recoveries;
-  s.feedback_bytes = now.feedback_bytes - prev_.feedback_bytes;
+  set_deltas(s, now, prev_);
   s.cwnd_bytes = c.controller().cwnd_bytes();
   s.srtt_us = c.rtt().srtt().us();
   s.rttvar_us = c.rtt().rttvar().us();
@@ -44,11 +48,7 @@ StreamSample StreamSampler::total(const Connection& c, double end_s) const {
   s.id = id_;
   s.start_s = 0;
   s.end_s = end_s;
-  s.bytes = now.bytes_acked;
-  s.retransmits = now.retransmits;
-  s.timeouts = now.timeouts;
-  s.fast_recoveries = now.fast_recoveries;
-  s.feedback_bytes = now.feedback_bytes;
+  set_deltas(s, now, ConnectionStats{});
   s.cwnd_bytes = c.controller().cwnd_bytes();
   s.srtt_us = c.rtt().srtt().us();
   s.rttvar_us = c.rtt().rttvar().us();

@@ -35,6 +35,10 @@ struct StreamSample {
   double bits_per_second() const { return seconds() > 0 ? static_cast<double>(bytes) * 8 / seconds() : 0; }
 };
 
+// Sets the interval counters of `s` (bytes, retransmits, timeouts, fast
+// recoveries, feedback) to `now` less `prev`, both cumulative.
+void set_deltas(StreamSample& s, const ConnectionStats& now, const ConnectionStats& prev);
+
 // Turns successive reads of one connection's statistics into interval samples.
 class StreamSampler {
  public:
