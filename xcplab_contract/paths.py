@@ -20,6 +20,9 @@ _TOOLS = {
     # name: (environment variable, path inside the build tree)
     "xcp-router": ("XCPLAB_ENGINE", "router-image/xcp-router"),
     "xcpperf": ("XCPLAB_XCPPERF", "host-image/xcpperf"),
+    # The socket stack (docs/socket-stack.md): its daemon and LD_PRELOAD interposer.
+    "xcp-stackd": ("XCPLAB_STACKD", "host-image/xcp-stackd"),
+    "libxcpsock_preload.so": ("XCPLAB_XCPSOCK_PRELOAD", "host-image/libxcpsock_preload.so"),
 }
 
 
