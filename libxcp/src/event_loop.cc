@@ -2,8 +2,10 @@
 
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <vector>
@@ -81,11 +83,15 @@ void EventLoop::fire_due_timers() {
 
 void EventLoop::run_once(Duration max_wait) {
   std::array<epoll_event, 64> events{};
-  const int timeout_ms = max_wait.is_infinite() ? -1 : static_cast<int>(max_wait.ns() / 1'000'000);
-  const int n = epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
+  // epoll_pwait2: a nanosecond timeout (epoll_wait's milliseconds would turn
+  // a 300 us wait into a busy poll), and no timerfd to reprogram per wait.
+  const int64_t wait_ns = max_wait.is_infinite() ? 0 : std::max<int64_t>(max_wait.ns(), 0);
+  const timespec timeout{static_cast<time_t>(wait_ns / 1'000'000'000), static_cast<long>(wait_ns % 1'000'000'000)};
+  const int n = epoll_pwait2(epoll_.get(), events.data(), static_cast<int>(events.size()),
+                             max_wait.is_infinite() ? nullptr : &timeout, nullptr);
   if (n < 0) {
     if (errno == EINTR) return;
-    throw SystemError("epoll_wait", errno);
+    throw SystemError("epoll_pwait2", errno);
   }
   for (int i = 0; i < n; ++i) {
     const int fd = events[static_cast<size_t>(i)].data.fd;

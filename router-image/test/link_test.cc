@@ -59,6 +59,29 @@ TEST(Link, LateServicingDoesNotChangeTheRate) {
   EXPECT_GT(link.counters().late_events, 0u);
 }
 
+TEST(Link, AnArrivalReadLateBeforeItsDeliveryIsNotLate) {
+  // The engine defers reading arrivals while their delivery is still ahead
+  // (wait_policy.hh): the serialiser's event runs late, the delivery on time.
+  xcp::FakeClock clock;
+  CollectingSink sink;
+  Link link(Rate::from_megabits_per_s(10), Duration::milliseconds(10), droptail(10), LossModel({}, 1), sink);
+  link.note_wall_time(Timestamp::zero() + Duration::milliseconds(5));  // read 5 ms after it arrived
+  link.offer(make_sized(1000), Timestamp::zero());
+  link.advance(Timestamp::zero() + Duration::milliseconds(5));
+  const Timestamp due = Timestamp::zero() + Duration::microseconds(800) + Duration::milliseconds(10);
+  link.note_wall_time(due);
+  link.advance(due);
+  ASSERT_EQ(sink.got.size(), 1u);
+  EXPECT_EQ(sink.got[0].at, due);
+  EXPECT_EQ(link.counters().late_events, 0u);
+  EXPECT_EQ(link.counters().lateness.total(), 1u);  // one delivery, on time
+  // The same delivery 2 ms late counts.
+  link.offer(make_sized(1000), due);
+  link.note_wall_time(due + Duration::milliseconds(12));
+  link.advance(due + Duration::milliseconds(12));
+  EXPECT_EQ(link.counters().late_events, 1u);
+}
+
 TEST(Link, PropagationDelayIsExact) {
   xcp::FakeClock clock;
   CollectingSink sink;

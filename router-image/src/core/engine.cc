@@ -33,7 +33,7 @@ nlohmann::json histogram_json(const xcp::LatenessHistogram& h) {
 }  // namespace
 
 Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
-    : clock_(clock), loop_(clock), busy_poll_(config.busy_poll), spin_(config.spin) {
+    : clock_(clock), loop_(clock), busy_poll_(config.busy_poll), policy_(config.spin), lateness_threshold_(config.lateness_threshold) {
   loop_.set_lateness_threshold(config.lateness_threshold);
   // The default 50 us timer slack would blur every timerfd deadline.
   xcp::check_syscall("prctl(PR_SET_TIMERSLACK)", ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL));
@@ -179,6 +179,7 @@ size_t Engine::read_ports() {
     }
   }
   if (n > 0) last_rx_ = s.monotonic;
+  last_read_ = s.monotonic;
   return n;
 }
 
@@ -213,18 +214,6 @@ void Engine::service_links() {
   }
 }
 
-void Engine::arm_timer(xcp::Timestamp deadline) {
-  if (deadline == timer_at_) return;
-  if (timer_ != 0) loop_.cancel(timer_);
-  timer_ = 0;
-  timer_at_ = deadline;
-  if (deadline == xcp::Timestamp::max()) return;
-  timer_ = loop_.schedule(deadline, [this] {
-    timer_ = 0;
-    timer_at_ = xcp::Timestamp::max();
-  });
-}
-
 void Engine::set_ports_in_epoll(bool in) {
   if (ports_in_epoll_ == in) return;
   ports_in_epoll_ = in;
@@ -241,37 +230,67 @@ void Engine::set_ports_in_epoll(bool in) {
 
 bool Engine::poll_ports() { return read_ports() > 0; }
 
+xcp::Duration Engine::rx_defer() const {
+  xcp::Duration d = xcp::Duration::infinite();
+  for (const auto& r : routers_) d = std::min(d, r->min_link_delay());
+  return policy_.rx_defer(d);
+}
+
+void Engine::spin_until(xcp::Timestamp until, bool watch_ports) {
+  const xcp::Timestamp start = clock_.now();
+  ++spin_turns_;
+  for (xcp::Timestamp now = start; now < until; now = clock_.now()) {
+    if (watch_ports && poll_ports()) break;
+  }
+  spin_time_ += clock_.now() - start;
+}
+
 void Engine::run() {
   stopped_ = false;
   while (!stopped_) {
-    const xcp::Timestamp deadline = next_deadline();
-    const xcp::Timestamp now = clock_.now();
-    // Poll instead of sleeping when an event is imminent, and while traffic
-    // flows (like NAPI busy polling): a sleep/wakeup per small batch costs
-    // a context switch, several microseconds, more than forwarding a packet.
-    const bool event_near = deadline != xcp::Timestamp::max() && deadline - now <= spin_;
-    const bool traffic = now - last_rx_ <= spin_;
-    if (busy_poll_ || event_near || traffic) {
+    if (busy_poll_) {
       ++spin_turns_;
-      arm_timer(xcp::Timestamp::max());
-      // While polling, the ports leave the epoll set: the receive rings are
-      // read directly, and the sending side no longer pays an epoll wakeup
-      // callback per frame (a cross-CPU lock, measured as the main cost).
       set_ports_in_epoll(false);
       poll_ports();
       loop_.run_once(xcp::Duration::zero());  // control socket, signals
-    } else {
-      set_ports_in_epoll(true);
+      service();
+      continue;
+    }
+    const xcp::Timestamp now = clock_.now();
+    const xcp::Timestamp deadline = next_deadline();
+    // While traffic flows, the rings are read when the engine wakes for an
+    // event, and at least every `defer`: no wake-up per frame (wait_policy.hh
+    // says why that changes nothing the emulation emits).
+    const xcp::Duration defer = rx_defer();
+    const bool deferring = defer > xcp::Duration::zero() && now - last_rx_ <= kFlowingFor;
+    const xcp::Timestamp target = deferring ? std::min(deadline, last_read_ + defer) : deadline;
+    const WaitPlan plan = policy_.plan(now, target);
+    if (!plan.spin) {
+      set_ports_in_epoll(!deferring);
       // Frames that arrived while the ports were out of the set: level-
       // triggered epoll would report them, but reading them now is cheaper.
-      if (poll_ports()) {
+      if (!deferring && poll_ports()) {
         service();
         continue;
       }
       ++sleep_turns_;
-      arm_timer(deadline);
-      loop_.run_once(xcp::Duration::infinite());
+      loop_.run_once(plan.wake_at == xcp::Timestamp::max() ? xcp::Duration::infinite() : plan.wake_at - now);
+      const xcp::Timestamp woke = clock_.now();
+      if (woke < plan.wake_at) {
+        service();  // a frame or the control socket woke us
+        continue;
+      }
+      policy_.record_wake(plan.wake_at, woke);
+      // Within the expected latency of the target now: spun below.
     }
+    spin_until(target, !deferring);
+    const xcp::Timestamp at = clock_.now();
+    if (target == deadline && at >= deadline) {
+      const xcp::Duration late = at - deadline;
+      wake_lateness_.record(late);
+      if (late > lateness_threshold_) ++late_wakes_;
+    }
+    loop_.run_once(xcp::Duration::zero());  // control socket, signals
     service();
   }
 }
@@ -305,15 +324,18 @@ nlohmann::json Engine::fidelity_json() {
   }
   const double wall = (clock_.now() - started_).seconds_f();
   const double cpu = process_cpu_seconds() - cpu_at_start_;
-  return {{"late_timers", loop_.late_timers()},
-          {"max_lateness_us", loop_.max_lateness().us()},
+  // The engine's timers are its waits for link events (run()).
+  return {{"late_timers", late_wakes_},
+          {"max_lateness_us", wake_lateness_.max().us()},
           {"late_events", late_events},
           {"max_event_lateness_us", events.max().us()},
-          {"timer_lateness", histogram_json(loop_.lateness())},
+          {"timer_lateness", histogram_json(wake_lateness_)},
           {"event_lateness", histogram_json(events)},
           {"busy_poll", busy_poll_},
-          {"spin_us", spin_.us()},
+          {"spin_us", policy_.spin_max().us()},
+          {"wake_latency_us", policy_.wake_latency().us()},
           {"spin_turns", spin_turns_},
+          {"spin_seconds", spin_time_.seconds_f()},
           {"sleep_turns", sleep_turns_},
           {"cpu_seconds", cpu},
           {"wall_seconds", wall},

@@ -1,7 +1,8 @@
 // The process: one event loop hosting one or many routers. Opens every
 // router's AF_PACKET sockets inside that router's network namespace, wires
 // ports to routers, serves the control socket, and drives every link's
-// events either from one timerfd deadline (default) or by busy polling.
+// events: sleeping until just before the next one and spinning the measured
+// wake-up latency (core/wait_policy.hh), or by busy polling.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,8 @@
 #include "core/port.hh"
 #include "core/router.hh"
 #include "core/router_config.hh"
+#include "core/wait_policy.hh"
+#include "xcp/lateness_histogram.hh"
 #include "xcp/clock.hh"
 #include "xcp/event_loop.hh"
 
@@ -55,10 +58,17 @@ class Engine {
   void set_ports_in_epoll(bool in);
   // read_ports() outside epoll; true if anything arrived.
   bool poll_ports();
-  void arm_timer(xcp::Timestamp deadline);
+  // Spins until `until`; with watch_ports, returns early when frames arrived.
+  void spin_until(xcp::Timestamp until, bool watch_ports);
+  // How long arrivals may stay unread now (zero: wake on each arrival).
+  xcp::Duration rx_defer() const;
 
   // Two rings full; one read round never runs unbounded under overload.
   static constexpr size_t kMaxFramesPerRead = 4096;
+  // Traffic counts as flowing (arrivals are read on the engine's own
+  // schedule, ports out of epoll) this long after the last frame; an idle
+  // engine puts its ports back in epoll and sleeps until an event or frame.
+  static constexpr xcp::Duration kFlowingFor = xcp::Duration::milliseconds(1);
   // Longest a control answer keeps the links waiting (stats for 62 link
   // directions took 2-8 ms to build before it yielded).
   static constexpr xcp::Duration kControlYieldEvery = xcp::Duration::microseconds(250);
@@ -66,9 +76,15 @@ class Engine {
   const xcp::MonotonicClock& clock_;
   xcp::EventLoop loop_;
   bool busy_poll_;
-  xcp::Duration spin_;
+  WaitPolicy policy_;
   uint64_t spin_turns_ = 0, sleep_turns_ = 0;
+  xcp::Duration spin_time_ = xcp::Duration::zero();  // wall time spent spinning
+  xcp::Duration lateness_threshold_;
+  uint64_t late_wakes_ = 0;
+  // How late the engine got to each event deadline it waited for.
+  xcp::LatenessHistogram wake_lateness_;
   xcp::Timestamp last_rx_{};
+  xcp::Timestamp last_read_{};
   xcp::Timestamp last_service_{};
   bool ports_in_epoll_ = false;
   bool stopped_ = false;
@@ -76,8 +92,6 @@ class Engine {
   std::vector<std::unique_ptr<Router>> routers_;
   std::unique_ptr<ControlHandler> handler_;
   std::unique_ptr<ControlServer> control_;
-  xcp::EventLoop::TimerId timer_ = 0;
-  xcp::Timestamp timer_at_ = xcp::Timestamp::max();
   xcp::Timestamp started_{};
   double cpu_at_start_ = 0.0;
 };

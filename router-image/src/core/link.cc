@@ -75,7 +75,10 @@ void Link::advance(Timestamp now) {
     const Timestamp qd = q ? *q : Timestamp::max();
     const Timestamp t = std::min({serial, head, qd});
     if (t > now) return;
-    note_lateness(t, now);
+    // Only a delivery's lateness reaches the wire: the serialiser and the
+    // qdisc run on scheduled time, so running them late (e.g. because the
+    // engine read an arrival late, wait_policy.hh) shifts nothing they emit.
+    if (t == head) note_lateness(t, now);
     last_event_ = t;
     if (t == head) {
       release_head(t);

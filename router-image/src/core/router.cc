@@ -293,6 +293,15 @@ xcp::Timestamp Router::next_deadline() const {
   return t;
 }
 
+xcp::Duration Router::min_link_delay() const {
+  xcp::Duration d = xcp::Duration::infinite();
+  for (const auto& port : ports_) {
+    if (port->ingress) d = std::min(d, port->ingress->delay());
+    d = std::min(d, port->egress->delay());
+  }
+  return d;
+}
+
 nlohmann::json Router::stats_json(const std::function<void()>& between_ports) const {
   nlohmann::json ports = nlohmann::json::object();
   for (const auto& port : ports_) {

@@ -61,6 +61,9 @@ class Router {
   // Runs every link's events due by `now`.
   void advance(xcp::Timestamp now);
   xcp::Timestamp next_deadline() const;
+  // Smallest propagation delay of any of its links: every packet it emits
+  // (forwarded or its own) leaves at least this long after it arrived.
+  xcp::Duration min_link_delay() const;
 
   Link& egress(size_t port) { return *ports_[port]->egress; }
   Link* ingress(size_t port) { return ports_[port]->ingress.get(); }
