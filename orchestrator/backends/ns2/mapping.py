@@ -282,6 +282,9 @@ def _flow_refusals(f: Flow) -> list[str]:
     if f.rate_bps is not None and f.proto != "udp":
         out.append(f"flow {f.id}: a sender rate cap (rate): ns-2.35's TCP and XCP "
                    "agents have none")
+    if "--objects" in f.client_argv:
+        out.append(f"flow {f.id}: web-like objects (one connection per object, "
+                   "docs/web-traffic.md): not mapped to ns-2 (it would run one long flow)")
     return out
 
 

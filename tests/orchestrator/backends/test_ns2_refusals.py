@@ -36,6 +36,8 @@ def test_a_plan_ns2_can_express_is_not_refused() -> None:
      "kernel TCP congestion control bbr"),
     ({"flow": "{id: f, proto: udp, rate: 1Mbps, src: s, dst: d}"}, "UDP flows"),
     ({"flow": "{id: f, proto: xcp, rate: 1Mbps, src: s, dst: d}"}, "a sender rate cap"),
+    ({"flow": "{id: f, proto: xcp, src: s, dst: d, objects: [{at: 1s, size: 1KB}]}"},
+     "web-like objects"),
     ({"loss": ", loss: {model: gilbert_elliott, p: 0.01, r: 0.3}"}, "Gilbert-Elliott loss"),
     ({"timeline": "timeline:\n  - {at: 1s, set_link: {link: r1-r2, loss: {model: "
                   "gilbert_elliott, p: 0.01, r: 0.3}}}"},
