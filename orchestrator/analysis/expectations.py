@@ -25,7 +25,11 @@ the `paper`'s number. Units of the measured value (same as the spec's):
 - maxmin_error (flows, all if absent): worst relative error
   abs(goodput − max-min goodput) / max-min over the flows and every interval of
   constant max-min allocation, each from `settle` (default 2 s) after it begins
-  (orchestrator.analysis.maxmin_report).
+  (orchestrator.analysis.maxmin_report);
+- fct_p50, fct_p99, fct_mean (flows with objects, all of them if absent): seconds, the
+  flow completion times of the completed objects whose scheduled start is in the
+  window; objects_completed: the fraction of those scheduled that completed
+  (orchestrator.analysis.fct; fails when a named flow has no objects).
 
 A check marked `not_reproduced: REASON` is measured like any other, but its
 status is "not_reproduced" (ok False) with the reason: xcplab does not reproduce
