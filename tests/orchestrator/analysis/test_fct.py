@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -24,7 +25,7 @@ def _flow() -> Flow:
                 client_argv=("xcpperf", "-c", "10.0.1.1", "--objects", "0:1000,1:2000,9:5"))
 
 
-OBJECTS = [
+OBJECTS: list[dict[str, Any]] = [
     {"object": 1, "start": 0.0, "started": 0.0001, "bytes": 1000, "fct": 0.05,
      "status": "complete", "retransmits": 0, "timeouts": 0, "waited": False},
     {"object": 2, "start": 1.0, "started": 1.0002, "bytes": 2000, "fct": 0.25,

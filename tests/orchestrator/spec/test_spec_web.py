@@ -61,14 +61,15 @@ def problems(text: str, overrides: list[str] | None = None) -> list[str]:
 
 def test_web_traffic_becomes_seeded_flows_with_objects():
     r = load_spec_text(TRIAL, "t.yaml")
+    assert r.trial is not None
     web = [f for f in r.flows if f.objects]
     assert [f.id for f in web] == r.trial.web_flows and web
     assert len({f.src for f in web}) == 1  # one server
-    assert sum(len(f.objects) for f in web) == r.trial.web_objects
+    assert sum(len(f.objects or ()) for f in web) == r.trial.web_objects
     assert r.trial.web_sessions <= 50 and r.trial.web_objects >= r.trial.web_sessions
     for f in web:
         assert f.max_concurrent == 32 and f.proto == "xcp" and f.stop_s == 10.0
-        assert all(0 <= t < 10 for t, _ in f.objects)
+        assert all(0 <= t < 10 for t, _ in f.objects or ())
     again = load_spec_text(TRIAL, "t.yaml")
     assert [f.objects for f in again.flows] == [f.objects for f in r.flows]
     other = load_spec_text(TRIAL, "t.yaml", ["traffic.web.seed=4"])
