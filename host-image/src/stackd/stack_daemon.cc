@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <random>
 
 #include "app/host_stack.hh"
@@ -241,7 +242,12 @@ void StackDaemon::step_streams(xcp::Timestamp now) {
     AppStream& a = *s.app;
     xcphost::Connection* c = a.connection();
     if (c != nullptr && (s.reject || a.overflowed())) {
-      if (a.overflowed()) ++stats_.overflow_resets;
+      if (a.overflowed()) {
+        // Rare and fatal to the connection: say so where the operator looks.
+        ++stats_.overflow_resets;
+        std::fprintf(stderr, "xcp-stackd: reset connection (local port %u, peer port %u): the application left %zu bytes unread (--max-backlog-bytes)\n",
+                     c->key().local_port, c->key().remote_port, cfg_.max_backlog_bytes);
+      }
       c->abort(now, xcphost::ConnError::kReset);
       c = nullptr;
     }
