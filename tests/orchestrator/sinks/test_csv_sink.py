@@ -27,10 +27,10 @@ def test_every_measurement_file_has_its_header_and_rows(tmp_path: Path) -> None:
     ev = pd.read_csv(tmp_path / "event.csv")
     assert ev.loc[0, "detail"] == '{"lateness_ms":0.2}'
     assert sink.rows_written == {"link": 0, "flow": 1, "event": 1, "engine": 0, "xcpi": 0,
-                                 "fairness": 0, "ixcp": 0, "procs": 0}
+                                 "fairness": 0, "ixcp": 0, "procs": 0, "fct": 0}
 
 
 def test_unknown_measurement_is_refused(tmp_path: Path) -> None:
-    valid = "valid: link, flow, event, engine, xcpi, fairness, ixcp, procs"
+    valid = "valid: link, flow, event, engine, xcpi, fairness, ixcp, procs, fct"
     with pytest.raises(ValueError, match=valid):
         CsvSink(tmp_path).write("linq", [])
