@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # nscluster
 from nscluster import NsCluster, create
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")  # one cluster for every test here: it takes seconds
 def nscluster() -> Iterator[NsCluster]:
     c = create(3)
     try:

@@ -159,18 +159,24 @@ class NsCluster:
         return self
 
     # -- down --------------------------------------------------------------------------
-    def _stop(self, pid: int, must_contain: str) -> None:
+    def _term(self, pid: int, must_contain: str) -> int | None:
         """SIGTERM `pid` if it is still the process we started (its command line names
-        this cluster's directory), then wait for it."""
+        this cluster's directory); the pid to wait for."""
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
         except OSError:
-            return
+            return None
         if must_contain not in cmdline:
-            return
+            return None
         os.kill(pid, signal.SIGTERM)
-        for _ in range(100):
-            if not Path(f"/proc/{pid}").exists():
+        return pid
+
+    def _wait(self, pid: int) -> None:
+        for _ in range(200):
+            try:  # gone, or exited and waiting for a parent that is not us (zombie)
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+            except OSError:
                 return
             try:  # our child: reap it; else wait for it to go
                 if os.waitpid(pid, os.WNOHANG)[0] == pid:
@@ -181,12 +187,20 @@ class NsCluster:
         os.kill(pid, signal.SIGKILL)
 
     def down(self) -> None:
-        for m in self.machines:  # agents' supervisors that provisioning started
+        """Stop what provisioning started (the agents' supervisors: their agents destroy
+        what they made first) and the sshds, all signalled before any is waited for;
+        then the namespaces and the directory."""
+        stopping = []
+        for m in self.machines:
             pidfile = self.prefix(m) / "run" / "supervisor.pid"
             if pidfile.is_file():
-                self._stop(int(pidfile.read_text().strip()), str(self.prefix(m)))
+                stopping.append(self._term(int(pidfile.read_text().strip()),
+                                           str(self.prefix(m))))
         for m, pid in self.sshd_pids.items():
-            self._stop(pid, str(self.root / m))
+            stopping.append(self._term(pid, str(self.root / m)))
+        for p in stopping:
+            if p is not None:
+                self._wait(p)
         for m in self.machines:
             subprocess.run(["ip", "netns", "del", self.ns(m)], capture_output=True)
         subprocess.run(["ip", "netns", "del", self.ctl_ns], capture_output=True)

@@ -1,0 +1,92 @@
+"""`xcplab cluster provision`: run cluster/ansible/provision.yml over the inventory.
+
+Ansible's inventory is written from ours (same SSH user, key, port and host-key
+policy as `cluster check`), the files to ship are staged in a temporary directory
+(`dist.bundle`), and the play's result comes back through Ansible's json callback:
+per machine ok/changed/failed/unreachable counts, and on failure the failing task
+and its message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from orchestrator.cluster import bounds
+from orchestrator.cluster.dist import bundle
+from orchestrator.cluster.inventory import Inventory
+from orchestrator.cluster.ssh import ssh_options
+from xcplab_contract import paths
+from xcplab_contract.errors import XcplabError
+
+PLAYBOOK = paths.REPO_ROOT / "cluster" / "ansible" / "provision.yml"
+TIMEOUT_S = 1800  # a first run with apt on a slow mirror; bounded all the same
+Recap = dict[str, dict[str, int]]
+
+
+def ansible_inventory(inv: Inventory) -> dict[str, Any]:
+    hosts = {m.name: {"ansible_host": m.address, "ansible_port": m.ssh.port,
+                      "ansible_user": m.ssh.user, "ansible_ssh_private_key_file": m.ssh.key,
+                      "xcplab_prefix": m.prefix} for m in inv.machines}
+    return {"xcplab": {"hosts": hosts, "vars": {
+        "ansible_ssh_common_args": shlex.join(ssh_options(inv)),
+        "ansible_python_interpreter": "/usr/bin/env python3"}}}
+
+
+def _failures(events: dict[str, Any]) -> list[str]:
+    out = []
+    for play in events.get("plays", []):
+        for task in play.get("tasks", []):
+            for host, res in task.get("hosts", {}).items():
+                if res.get("failed") or res.get("unreachable"):
+                    msg = res.get("msg") or res.get("stderr") or ""
+                    out.append(f"{host}: {task['task']['name']}: {str(msg).strip()[:500]}")
+    return out
+
+
+def provision(inv: Inventory, install_packages: bool = True,
+              bundle_file: Path | None = None) -> Recap:
+    """Run the playbook; `bundle_file` ships a bundle made earlier (`xcplab cluster
+    bundle`: one build for many provisionings, or a tree that keeps changing), else one
+    is made from this tree now."""
+    if shutil.which("ansible-playbook") is None:
+        raise XcplabError("ansible-playbook not found: apt-get install ansible-core "
+                          "(or ansible)")
+    with tempfile.TemporaryDirectory(prefix=f"xcplab-provision-{inv.name}-") as tmp:
+        d = Path(tmp)
+        if bundle_file is None:
+            bundle_file = d / "bundle.tar"
+            bundle_file.write_bytes(bundle()[0])
+        elif not bundle_file.is_file():
+            raise XcplabError(f"no such bundle {bundle_file}")
+        (d / "inventory.json").write_text(json.dumps(ansible_inventory(inv)))
+        extra = {"xcplab_bundle": str(bundle_file.resolve()),
+                 "xcplab_install_packages": install_packages}
+        env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_PIPELINING": "1",
+               "ANSIBLE_FORKS": str(min(bounds.MAX_PARALLEL, len(inv.machines))),
+               "ANSIBLE_HOST_KEY_CHECKING": "1" if inv.known_hosts else "0",
+               "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_NOCOLOR": "1"}
+        try:
+            r = subprocess.run(["ansible-playbook", "-i", str(d / "inventory.json"),
+                                "-e", json.dumps(extra), str(PLAYBOOK)],
+                               capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired as e:
+            raise XcplabError(f"provisioning took longer than {TIMEOUT_S} s") from e
+    try:
+        events = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        raise XcplabError(f"ansible-playbook exited {r.returncode}: "
+                          f"{(r.stderr or r.stdout).strip()[-1000:]}") from None
+    recap: Recap = {h: {k: int(s.get(k, 0)) for k in ("ok", "changed", "failures",
+                                                     "unreachable", "skipped")}
+                    for h, s in events.get("stats", {}).items()}
+    if r.returncode != 0:
+        raise XcplabError("provisioning failed:\n  " + "\n  ".join(
+            _failures(events) or [r.stderr.strip()[-1000:]]))
+    return recap
