@@ -4,7 +4,9 @@ plan.json (the trial's choice) and summary.json:
 - `bottleneck_util`: mean utilisation of the flows' bottleneck directions (per flow, the
   direction of least capacity on its data path; each direction counted once), the
   "network-wide utilisation of the bottleneck links";
-- `jain`: Jain's index over the flows' throughputs (summary `jain_index`);
+- `jain`: Jain's index over the long-lived flows' throughputs (summary `jain_index`
+  when there is no web traffic; web-like flows carry what their schedule offers, so
+  they are left out);
 - `goodput_mbps`: the flows' throughputs summed;
 - `loss`: queue and loss drops over all directions / (drops + delivered segments, the
   flows' bytes / 1448);
@@ -26,6 +28,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from orchestrator.analysis.jain import jain_index
+
 SEGMENT = 1448  # payload bytes per segment (kernel TCP; xcpperf's 1424 is within 2 %)
 FIGURES = ("bottleneck_util", "jain", "loss", "goodput_mbps")
 WEB_FIGURES = ("fct_p50_s", "fct_p99_s")  # drawn when a run has web traffic
@@ -38,6 +42,7 @@ def row(run_dir: Path) -> dict[str, Any]:
     links = summary.get("links") or {}
     flows = summary.get("flows") or {}
     web = (summary.get("web") or {}).get("all") or {}
+    web_flows = set((summary.get("web") or {}).get("flows") or ())
     bottlenecks = set()
     for f in plan["flows"]:
         dirs = [f"{a}->{b}" for a, b in pairwise(f["path"]) if f"{a}->{b}" in links]
@@ -55,7 +60,8 @@ def row(run_dir: Path) -> dict[str, Any]:
         "deployed": " ".join(trial.get("deployed") or ()),
         "bottleneck_util": sum(util) / len(util) if util else None,
         "bottlenecks": " ".join(sorted(bottlenecks)),
-        "jain": summary.get("jain_index"),
+        "jain": jain_index([v.get("throughput_mbps", 0) for f, v in flows.items()
+                            if f not in web_flows]) if web_flows else summary.get("jain_index"),
         "goodput_mbps": sum(v.get("throughput_mbps", 0) for v in flows.values()),
         "loss": drops / (drops + segments) if drops + segments else 0.0,
         "retransmits": sum(v.get("retransmits", 0) for v in flows.values()),

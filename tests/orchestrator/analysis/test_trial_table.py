@@ -52,12 +52,14 @@ def test_all_or_none_deployed_has_no_strategy(tmp_path):
 def test_web_runs_get_fct_columns_and_panels(tmp_path):
     d = _run(tmp_path, "w", ["r1"], 0.5)
     s = json.loads((d / "summary.json").read_text())
-    s["web"] = {"all": {"fct_p50_s": 0.25, "fct_p99_s": 0.9, "completed_fraction": 0.98}}
+    s["web"] = {"all": {"fct_p50_s": 0.25, "fct_p99_s": 0.9, "completed_fraction": 0.98},
+                "flows": {"b": {}}}
     (d / "summary.json").write_text(json.dumps(s))
     plain = trial_table.row(_run(tmp_path, "p", ["r1"], 0.5))
     r = trial_table.row(d)
     assert (r["fct_p50_s"], r["fct_p99_s"], r["objects_completed"]) == (0.25, 0.9, 0.98)
     assert plain["fct_p50_s"] is None
+    assert r["jain"] == 1.0 and plain["jain"] == 0.7  # flow b is web-like: left out
     table = trial_table.markdown([r, plain])
     assert "| FCT p50 s | FCT p99 s |" in table and "| 0.250 | 0.900 |" in table
     assert "| - | - | yes |" in table  # no web traffic: no FCT
