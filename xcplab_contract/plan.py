@@ -329,10 +329,13 @@ class Plan:
         `nsops.ns_path`), written as each router's `netns`. None: no `netns`, the
         engine opens the ports in the namespace it runs in."""
         chosen = [n for n in self.routers if routers is None or n.name in routers]
-        entries = [self.engine_entry(n.name) if n.engine is None or netns_path is None
-                   else {"name": n.engine["name"], "netns": netns_path(n.netns),
-                         **{k: v for k, v in self.engine_entry(n.name).items() if k != "netns"}}
-                   for n in chosen]
+        entries = []
+        for n in chosen:
+            entry = self.engine_entry(n.name)
+            if entry is not None and netns_path is not None:
+                entry = {"name": entry["name"], "netns": netns_path(n.netns),
+                         **{k: v for k, v in entry.items() if k != "netns"}}
+            entries.append(entry)
         return {"run": self.run_id, "seed": self.seed, "control_socket": control_socket,
                 "busy_poll": False, "routers": entries}
 

@@ -4,11 +4,8 @@
 #include <string>
 
 #include "control/link_fields.hh"
-#include "ixcp/ixcp_queue.hh"
-#include "qdisc/drop_tail.hh"
+#include "qdisc/kinds/kind.hh"
 #include "qdisc/param_reader.hh"
-#include "qdisc/red.hh"
-#include "qdisc/xcp_qdisc.hh"
 
 namespace xcprouter {
 
@@ -18,7 +15,17 @@ constexpr const char* kContext = "queue";
 
 }  // namespace
 
-std::string_view qdisc_kinds() { return "droptail, red, xcp, xcpi, ixcp"; }
+// From the files of qdisc/kinds/ (qdisc_kinds.inc, generated), in file-name order.
+std::string_view qdisc_kinds() {
+  static const std::string names = [] {
+    std::string out;
+#define XCPLAB_QDISC_KIND(k) out += (out.empty() ? "" : ", ") + std::string(#k);
+#include "qdisc_kinds.inc"
+#undef XCPLAB_QDISC_KIND
+    return out;
+  }();
+  return names;
+}
 
 std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   if (!cfg.is_object()) {
@@ -41,21 +48,11 @@ std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   static const nlohmann::json kNoParams;
   auto params_it = cfg.find("params");
   const nlohmann::json& params = params_it == cfg.end() ? kNoParams : *params_it;
-  ParamReader reader(params, std::string(kContext) + ".params");
-
-  if (kind == "droptail") {
-    reader.finish();  // DropTail takes no params
-    return std::make_unique<DropTail>(limit);
-  }
-  if (kind == "red") {
-    return std::make_unique<Red>(limit, parse_red_params(params, RedParams{}), seed);
-  }
-  if (kind == "xcp" || kind == "xcpi") {
-    auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed, kind == "xcp" ? "xcp" : "xcpi");
-    q->configure(params);  // one parser for build-time and live params
-    return q;
-  }
-  if (kind == "ixcp") return make_ixcp_qdisc(limit, params, seed);
+  const ParamReader object_or_absent(params, std::string(kContext) + ".params");  // for every kind
+#define XCPLAB_QDISC_KIND(k) \
+  if (kind == #k) return make_qdisc_##k(limit, params, seed);
+#include "qdisc_kinds.inc"
+#undef XCPLAB_QDISC_KIND
   throw std::invalid_argument(std::string(kContext) + ".kind: unknown \"" + kind +
                               "\", valid values: " + std::string(qdisc_kinds()));
 }

@@ -140,3 +140,19 @@ def test_validate_and_engine_share_the_bound(kind: str, field: str, value: float
         assert not config_error, r.stderr  # past config parsing (ports may not exist here)
     else:
         assert config_error and f"queue.params.{p.engine}" in r.stderr, r.stderr
+
+
+def test_the_engine_knows_the_same_kinds(tmp_path: Path) -> None:
+    """The engine's kinds are the files of router-image/src/qdisc/kinds/, the spec's the
+    files of orchestrator/spec/queues/: both lists are generated, and must agree."""
+    engine = _engine()
+    plan = make_plan(load_spec(SPEC), "t-1")
+    cfg = plan.engine_file(["r1"], str(tmp_path / "ctl.sock"))
+    cfg["routers"][0]["ports"][0]["egress"]["queue"]["kind"] = "nosuch"
+    path = tmp_path / "engine.json"
+    path.write_text(json.dumps(cfg))
+    r = subprocess.run([str(engine), "--config", str(path), "--check"], capture_output=True,
+                       text=True, timeout=30, check=False)
+    assert f'unknown "nosuch", valid values: {", ".join(KINDS)}' in r.stderr, r.stderr
+    files = sorted(p.stem for p in (REPO / "router-image/src/qdisc/kinds").glob("*.cc"))
+    assert files == list(KINDS)
