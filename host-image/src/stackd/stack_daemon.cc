@@ -296,6 +296,7 @@ void StackDaemon::run_once(xcp::Duration max_sleep) {
   std::vector<pollfd> fds;
   fds.push_back({sock_.fd(), static_cast<short>(POLLIN | (tx_.pending() ? POLLOUT : 0)), 0});
   fds.push_back({ctl_.get(), POLLIN, 0});
+  const size_t npending = pending_ctl_.size();
   for (const auto& p : pending_ctl_) fds.push_back({p.get(), POLLIN, 0});
   std::vector<uint16_t> lports;
   for (const auto& [port, l] : listeners_) {
@@ -313,22 +314,23 @@ void StackDaemon::run_once(xcp::Duration max_sleep) {
     if (errno == EINTR) return;
     throw xcp::SystemError("ppoll", errno);
   }
-  if (fds[1].revents != 0) accept_control();
-  // Requests: a message (or a hang-up) arrived on a pending control connection.
+  // fds[] indexes: 0 raw, 1 control, 2.. the pending requests polled, then listeners.
+  const size_t polled = npending;
   std::vector<xcp::FileDescriptor> still;
-  for (size_t i = 0; i < pending_ctl_.size(); ++i) {
+  for (size_t i = 0; i < polled; ++i) {
     if (fds[2 + i].revents != 0) {
-      on_request(std::move(pending_ctl_[i]));
+      on_request(std::move(pending_ctl_[i]));  // a request (or a hang-up) arrived
     } else {
       still.push_back(std::move(pending_ctl_[i]));
     }
   }
-  const size_t lbase = 2 + pending_ctl_.size();
-  pending_ctl_ = std::move(still);
   // A listener's channel never carries requests: readable means closed.
   for (size_t i = 0; i < lports.size(); ++i) {
-    if (fds[lbase + i].revents != 0) close_listener(lports[i]);
+    if (fds[2 + polled + i].revents != 0) close_listener(lports[i]);
   }
+  pending_ctl_ = std::move(still);
+  // New control connections last: they were not in this poll set.
+  if (fds[1].revents != 0) accept_control();
 }
 
 void StackDaemon::run(const std::function<bool()>& stop) {
