@@ -61,6 +61,17 @@ void warn_no_daemon(int err) {
                std::strerror(err));
 }
 
+// The stack's descriptor `s` (or its failure, s < 0) becomes the program's `fd`.
+int adopt(int fd, int s, const FdInfo& info) {
+  if (s < 0) {
+    warn_no_daemon(errno);
+    return -1;
+  }
+  if (replace_fd(fd, s) != 0) return -1;
+  fd_store(fd, info);
+  return 0;
+}
+
 xcpsock_options options_for(int fd) {
   xcpsock_options o;
   xcpsock_options_init(&o);
@@ -93,19 +104,7 @@ int connect(int fd, const sockaddr* addr, socklen_t len) {
   const xcpsock_options o = options_for(fd);
   sockaddr_in local{};
   const int s = xcpsock_connect(nullptr, &dst, &o, &local);
-  if (s < 0) {
-    warn_no_daemon(errno);
-    return -1;
-  }
-  if (replace_fd(fd, s) != 0) return -1;
-  FdInfo info;
-  info.kind = FdKind::kStream;
-  info.family = family;
-  info.local = local;
-  info.peer = dst;
-  info.cc = o.cc;
-  fd_store(fd, info);
-  return 0;
+  return adopt(fd, s, FdInfo{FdKind::kStream, family, local, dst, o.cc});
 }
 
 int listen(int fd, int backlog) {
@@ -122,18 +121,7 @@ int listen(int fd, int backlog) {
   }
   const xcpsock_options o = options_for(fd);
   const int s = xcpsock_listen(nullptr, &local, &o, backlog);
-  if (s < 0) {
-    warn_no_daemon(errno);
-    return -1;
-  }
-  if (replace_fd(fd, s) != 0) return -1;
-  FdInfo info;
-  info.kind = FdKind::kListener;
-  info.family = family;
-  info.local = local;
-  info.cc = o.cc;
-  fd_store(fd, info);
-  return 0;
+  return adopt(fd, s, FdInfo{FdKind::kListener, family, local, sockaddr_in{}, o.cc});
 }
 
 int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
@@ -144,13 +132,7 @@ int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
   const int s = xcpsock_accept(fd, &peer, &local, flags);
   if (s < 0) return -1;
   if (local.sin_addr.s_addr == 0) local.sin_addr = l->local.sin_addr;
-  FdInfo info;
-  info.kind = FdKind::kStream;
-  info.family = l->family;
-  info.local = local;
-  info.peer = peer;
-  info.cc = l->cc;
-  fd_store(s, info);
+  fd_store(s, FdInfo{FdKind::kStream, l->family, local, peer, l->cc});
   if (addr != nullptr && len != nullptr) write_address(peer, l->family, addr, len);
   return s;
 }
