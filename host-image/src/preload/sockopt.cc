@@ -103,6 +103,30 @@ int tcp_info_of(const FdInfo& info, void* val, socklen_t* len) {
   return 0;
 }
 
+// The connection's controller: the one the program chose, else what the
+// daemon gave it (its --cc); listeners answer with their own choice.
+int actual_cc(const FdInfo& info) {
+  if (info.cc != XCPSOCK_CC_DEFAULT || info.kind != FdKind::kStream) return info.cc;
+  struct xcpsock_info x{};
+  return xcpsock_info(nullptr, &info.local, &info.peer, &x) == 0 ? x.cc : info.cc;
+}
+
+// TCP_CONGESTION on a moved socket: the stack cannot switch a live
+// connection's controller, so only its own name is accepted (iperf3 -C sets
+// it after connect(); XCP_SOCKET_CC or a setsockopt before connect chooses).
+int set_congestion(const FdInfo& info, const void* val, socklen_t len) {
+  char n[16] = {};
+  std::memcpy(n, val, std::min<size_t>(len, sizeof n - 1));
+  const int cc = xcpsock_cc_from_name(n);
+  if (cc < 0) {
+    errno = ENOENT;  // what the kernel says for an algorithm it does not have
+    return -1;
+  }
+  if (cc == actual_cc(info)) return 0;
+  errno = EOPNOTSUPP;
+  return -1;
+}
+
 }  // namespace
 }  // namespace xcppreload
 
@@ -153,7 +177,7 @@ int getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
       case TCP_NODELAY: return put_int(val, len, 1);  // the stack never delays small writes
       case TCP_MAXSEG: return put_int(val, len, static_cast<int>(xcpsock::kMssBytes));
       case TCP_CONGESTION: {
-        const char* n = xcpsock_cc_name(info->cc);
+        const char* n = xcpsock_cc_name(actual_cc(*info));
         if (val == nullptr || len == nullptr) return refuse();
         std::strncpy(static_cast<char*>(val), n, *len);
         *len = static_cast<socklen_t>(std::min<size_t>(*len, std::strlen(n) + 1));
@@ -195,6 +219,7 @@ int setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
     }
   }
   if (level == IPPROTO_TCP && name == TCP_NODELAY) return 0;  // always on
+  if (level == IPPROTO_TCP && name == TCP_CONGESTION && val != nullptr) return set_congestion(*info, val, len);
   return refuse();
 }
 
