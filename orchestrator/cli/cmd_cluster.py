@@ -1,4 +1,4 @@
-"""`xcplab cluster check|provision INVENTORY`, `xcplab cluster bundle OUT`: the machines.
+"""`xcplab cluster check|provision INVENTORY`, `bundle OUT`, `place SPEC INVENTORY`.
 
 check: one line per machine (versions, MTU, clock offset), then one line per problem
 as `INVENTORY: machines[i] (name): reason`; exit 0 when every machine is usable, 1
@@ -33,6 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ship this bundle (from `xcplab cluster bundle`) instead of one made "
                         "from this tree now")
     v.set_defaults(func=run_provision)
+    pl = csub.add_parser("place", help="place a spec's nodes on the inventory's machines "
+                                       "(dry run: links crossing machines are not built yet)")
+    pl.add_argument("spec", help="experiment spec (YAML)")
+    pl.add_argument("inventory", help="inventory (YAML)")
+    pl.add_argument("--set", dest="overrides", action="append", default=[],
+                    metavar="PATH=VALUE", help="override a spec value")
+    pl.set_defaults(func=run_place)
     b = csub.add_parser("bundle", help="write what provisioning ships (agent, binaries) to a "
                                        "file; prints its version")
     b.add_argument("out", type=Path, help="output file (tar)")
@@ -69,4 +76,23 @@ def run_bundle(args: argparse.Namespace) -> int:
     data, version = bundle()
     args.out.write_bytes(data)
     print(f"{args.out}: {version} ({len(data)} bytes)")
+    return 0
+
+
+def run_place(args: argparse.Namespace) -> int:
+    from orchestrator.cluster.placement import place
+    from orchestrator.plan.planner import make_plan
+    from orchestrator.spec import load_spec
+
+    inv = load_inventory(args.inventory)
+    plan, p = place(make_plan(load_spec(args.spec, args.overrides), "place"), inv)
+    for m in inv.machines:
+        nodes = sorted(n.name for n in plan.nodes if n.machine == m.name)
+        print(f"{m.name}: {len(nodes)} nodes, {p.load_pps[m.name]:.0f} pkt/s "
+              f"(share {p.share_pps[m.name]:.0f}): {' '.join(nodes[:12])}"
+              + (" ..." if len(nodes) > 12 else ""))
+    for (a, b), bps in sorted(p.cut_bps.items()):
+        print(f"{a} -> {b}: {units.fmt_rate(bps)} crossing "
+              f"(limit {units.fmt_rate(p.limit_bps[a, b])})")
+    print(f"{len(p.crossing_links)} links cross machines (VXLAN, not built yet)")
     return 0
