@@ -67,14 +67,17 @@ TEST(Link, AnArrivalReadLateBeforeItsDeliveryIsNotLate) {
   Link link(Rate::from_megabits_per_s(10), Duration::milliseconds(10), droptail(10), LossModel({}, 1), sink);
   link.note_wall_time(Timestamp::zero() + Duration::milliseconds(5));  // read 5 ms after it arrived
   link.offer(make_sized(1000), Timestamp::zero());
+  EXPECT_EQ(link.next_delivery(), Timestamp::max());  // still serialising
   link.advance(Timestamp::zero() + Duration::milliseconds(5));
   const Timestamp due = Timestamp::zero() + Duration::microseconds(800) + Duration::milliseconds(10);
+  EXPECT_EQ(link.next_delivery(), due);  // the serialiser's end ran late: the delivery is known
   link.note_wall_time(due);
   link.advance(due);
   ASSERT_EQ(sink.got.size(), 1u);
   EXPECT_EQ(sink.got[0].at, due);
   EXPECT_EQ(link.counters().late_events, 0u);
   EXPECT_EQ(link.counters().lateness.total(), 1u);  // one delivery, on time
+  EXPECT_EQ(link.next_delivery(), Timestamp::max());
   // The same delivery 2 ms late counts.
   link.offer(make_sized(1000), due);
   link.note_wall_time(due + Duration::milliseconds(12));

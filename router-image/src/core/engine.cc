@@ -263,7 +263,16 @@ void Engine::run() {
     // says why that changes nothing the emulation emits).
     const xcp::Duration defer = rx_defer();
     const bool deferring = defer > xcp::Duration::zero() && now - last_rx_ <= kFlowingFor;
-    const xcp::Timestamp target = deferring ? std::min(deadline, last_read_ + defer) : deadline;
+    // Deferring, the engine also sleeps through the events that emit nothing
+    // (serialisation ends, qdisc deadlines): the reads every `defer` run them
+    // at most that late, and what they put in a delay line leaves at least
+    // 2 x defer later, on time.
+    xcp::Timestamp event = deadline;
+    if (deferring) {
+      event = xcp::Timestamp::max();
+      for (const auto& r : routers_) event = std::min(event, r->next_delivery());
+    }
+    const xcp::Timestamp target = deferring ? std::min(event, last_read_ + defer) : event;
     const WaitPlan plan = policy_.plan(now, target);
     if (!plan.spin) {
       set_ports_in_epoll(!deferring);
@@ -285,8 +294,8 @@ void Engine::run() {
     }
     spin_until(target, !deferring);
     const xcp::Timestamp at = clock_.now();
-    if (target == deadline && at >= deadline) {
-      const xcp::Duration late = at - deadline;
+    if (target == event && at >= event) {
+      const xcp::Duration late = at - event;
       wake_lateness_.record(late);
       if (late > lateness_threshold_) ++late_wakes_;
     }

@@ -101,6 +101,10 @@ Timestamp Link::next_deadline() const {
   return t;
 }
 
+Timestamp Link::next_delivery() const {
+  return delay_line_.empty() ? Timestamp::max() : delay_line_.front().release;
+}
+
 void Link::set_capacity(xcp::Rate c) {
   capacity_ = c;
   qdisc_->set_capacity(c);

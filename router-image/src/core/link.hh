@@ -52,6 +52,9 @@ class Link {
   void advance(xcp::Timestamp now);
   // Earliest pending event, Timestamp::max() when idle.
   xcp::Timestamp next_deadline() const;
+  // The next packet to leave the delay line (max if none): the next event
+  // whose timing reaches the link's output.
+  xcp::Timestamp next_delivery() const;
 
   // Live changes: none of them loses a queued packet.
   void set_capacity(xcp::Rate c);  // from the next packet to start serialising

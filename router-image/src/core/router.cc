@@ -293,6 +293,15 @@ xcp::Timestamp Router::next_deadline() const {
   return t;
 }
 
+xcp::Timestamp Router::next_delivery() const {
+  xcp::Timestamp t = xcp::Timestamp::max();
+  for (const auto& port : ports_) {
+    if (port->ingress) t = std::min(t, port->ingress->next_delivery());
+    t = std::min(t, port->egress->next_delivery());
+  }
+  return t;
+}
+
 xcp::Duration Router::min_link_delay() const {
   xcp::Duration d = xcp::Duration::infinite();
   for (const auto& port : ports_) {

@@ -64,6 +64,8 @@ class Router {
   // Smallest propagation delay of any of its links: every packet it emits
   // (forwarded or its own) leaves at least this long after it arrived.
   xcp::Duration min_link_delay() const;
+  // Earliest next_delivery() of its links.
+  xcp::Timestamp next_delivery() const;
 
   Link& egress(size_t port) { return *ports_[port]->egress; }
   Link* ingress(size_t port) { return ports_[port]->ingress.get(); }
