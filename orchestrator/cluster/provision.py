@@ -50,6 +50,15 @@ def _failures(events: dict[str, Any]) -> list[str]:
     return out
 
 
+def _close_masters(cp: Path) -> None:
+    """End the run's SSH master connections now rather than ControlPersist later."""
+    if not cp.is_dir():
+        return
+    for sock in cp.iterdir():
+        subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "xcplab-master"],
+                       capture_output=True, timeout=10, check=False)
+
+
 def provision(inv: Inventory, install_packages: bool = True,
               bundle_file: Path | None = None) -> Recap:
     """Run the playbook; `bundle_file` ships a bundle made earlier (`xcplab cluster
@@ -58,7 +67,8 @@ def provision(inv: Inventory, install_packages: bool = True,
     if shutil.which("ansible-playbook") is None:
         raise XcplabError("ansible-playbook not found: apt-get install ansible-core "
                           "(or ansible)")
-    with tempfile.TemporaryDirectory(prefix=f"xcplab-provision-{inv.name}-") as tmp:
+    # A short path: SSH control sockets live in it (108-byte limit on socket paths).
+    with tempfile.TemporaryDirectory(prefix="xcplab-prov-") as tmp:
         d = Path(tmp)
         if bundle_file is None:
             bundle_file = d / "bundle.tar"
@@ -71,13 +81,20 @@ def provision(inv: Inventory, install_packages: bool = True,
         env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_PIPELINING": "1",
                "ANSIBLE_FORKS": str(min(bounds.MAX_PARALLEL, len(inv.machines))),
                "ANSIBLE_HOST_KEY_CHECKING": "1" if inv.known_hosts else "0",
-               "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_NOCOLOR": "1"}
+               "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_NOCOLOR": "1",
+               # SSH master connections of this run only: Ansible's default directory
+               # is shared by every run, and a master kept alive for another cluster
+               # with the same address:port (two namespace clusters, a re-created
+               # machine) would carry this run's commands to that machine.
+               "ANSIBLE_SSH_CONTROL_PATH_DIR": str(d / "cp")}
         try:
             r = subprocess.run(["ansible-playbook", "-i", str(d / "inventory.json"),
                                 "-e", json.dumps(extra), str(PLAYBOOK)],
                                capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired as e:
             raise XcplabError(f"provisioning took longer than {TIMEOUT_S} s") from e
+        finally:
+            _close_masters(d / "cp")
     try:
         events = json.loads(r.stdout)
     except json.JSONDecodeError:
