@@ -1,8 +1,10 @@
 """Did the engines run their events on time? Statistics and the fidelity rule.
 
-A link event (a packet finishing serialisation, leaving the delay line) that runs
-late delays that packet by as much: the emulated delay a protocol sees is the
-configured one plus the event's lateness. Rates are not affected (the serialiser
+A link delivery (a packet leaving the delay line) that runs late delays that packet
+by as much: the emulated delay a protocol sees is the configured one plus the
+delivery's lateness. The engine counts deliveries only: serialisation ends and qdisc
+deadlines run on scheduled time, so their lateness shifts nothing (router-image
+README, "Timing model"). Rates are not affected (the serialiser
 works on scheduled, not observed, time), so what matters is how often and how
 much the delays were stretched, which the engine's lateness histogram counts.
 Timer wake-ups are reported too, but they are a cause, not the effect: a late
