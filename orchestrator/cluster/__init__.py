@@ -5,6 +5,9 @@
     provision(inv)                           # Ansible (cluster/ansible): agent + binaries,
                                              # the agent under a supervisor; idempotent
 
-Placement of a plan on machines, VXLAN between them and running a plan across agents
-are not here yet (docs/cluster.md says exactly what is missing).
+    placed, cost = place(plan, inv)          # node -> machine (networkx), or PlanError
+    tunnels(placed, inv)                     # VXLAN per crossing link: VNI, name, MTU, commands
+
+Running a placed plan across agents (channel, start barrier, tunnels built by the agents)
+is not here yet (docs/cluster.md says exactly what is missing).
 """
