@@ -87,6 +87,25 @@ class EstimationSession {
 
 std::string_view to_string(EstimationSession::State s);
 
+// Removes from `table` (upstream -> owning pointer to an entry with a `session`)
+// every entry whose U sent nothing for longer than `idle` (the paper's "stopped
+// after an inactivity period"), and its session id from `owners` (session ->
+// upstream). Returns how many went. Engine routers and receiver hosts share it.
+template <typename Table, typename Owners>
+uint64_t expire_idle(Table& table, Owners& owners, Duration idle, Timestamp now) {
+  uint64_t removed = 0;
+  for (auto it = table.begin(); it != table.end();) {
+    if (now - it->second->session.last_packet() > idle) {
+      owners.erase(it->second->session.session_id());
+      it = table.erase(it);
+      ++removed;
+    } else {
+      ++it;
+    }
+  }
+  return removed;
+}
+
 }  // namespace xcp
 
 // The engine's code (namespace xcprouter) names these unqualified; they moved

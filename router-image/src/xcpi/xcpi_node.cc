@@ -342,15 +342,7 @@ void XcpiNode::advance(xcp::Timestamp now) {
     if (e->v_started && e->v_next_timeout <= now) run_v_timeout(*e, now);
   }
   if (now >= next_expiry_scan_) {
-    for (auto it = table_.begin(); it != table_.end();) {
-      if (now - it->second->session.last_packet() > config_.idle_timeout) {
-        session_owner_.erase(it->second->session.session_id());
-        it = table_.erase(it);
-        ++counters_.expired;
-      } else {
-        ++it;
-      }
-    }
+    counters_.expired += xcp::expire_idle(table_, session_owner_, config_.idle_timeout, now);
     next_expiry_scan_ = table_.empty() ? xcp::Timestamp::max() : now + config_.idle_timeout / 2;
   }
   recompute_deadline();
