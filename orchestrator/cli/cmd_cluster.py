@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ship this bundle (from `xcplab cluster bundle`) instead of one made "
                         "from this tree now")
     v.set_defaults(func=run_provision)
+    st = csub.add_parser("stop", help="stop every machine's supervised agent (Ansible)")
+    st.add_argument("inventory", help="inventory (YAML)")
+    st.set_defaults(func=run_stop)
     pl = csub.add_parser("place", help="place a spec's nodes on the inventory's machines "
                                        "(dry run: links crossing machines are not built yet)")
     pl.add_argument("spec", help="experiment spec (YAML)")
@@ -66,6 +69,14 @@ def run_provision(args: argparse.Namespace) -> int:
     inv = load_inventory(args.inventory)
     recap = provision(inv, install_packages=not args.no_packages, bundle_file=args.bundle)
     for host, counts in recap.items():
+        print(f"{host}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    return 0
+
+
+def run_stop(args: argparse.Namespace) -> int:
+    from orchestrator.cluster.provision import stop
+
+    for host, counts in stop(load_inventory(args.inventory)).items():
         print(f"{host}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     return 0
 

@@ -26,6 +26,7 @@ from xcplab_contract import paths
 from xcplab_contract.errors import XcplabError
 
 PLAYBOOK = paths.REPO_ROOT / "cluster" / "ansible" / "provision.yml"
+STOP_PLAYBOOK = paths.REPO_ROOT / "cluster" / "ansible" / "stop.yml"
 TIMEOUT_S = 1800  # a first run with apt on a slow mirror; bounded all the same
 Recap = dict[str, dict[str, int]]
 
@@ -59,42 +60,27 @@ def _close_masters(cp: Path) -> None:
                        capture_output=True, timeout=10, check=False)
 
 
-def provision(inv: Inventory, install_packages: bool = True,
-              bundle_file: Path | None = None) -> Recap:
-    """Run the playbook; `bundle_file` ships a bundle made earlier (`xcplab cluster
-    bundle`: one build for many provisionings, or a tree that keeps changing), else one
-    is made from this tree now."""
-    if shutil.which("ansible-playbook") is None:
-        raise XcplabError("ansible-playbook not found: apt-get install ansible-core "
-                          "(or ansible)")
-    # A short path: SSH control sockets live in it (108-byte limit on socket paths).
-    with tempfile.TemporaryDirectory(prefix="xcplab-prov-") as tmp:
-        d = Path(tmp)
-        if bundle_file is None:
-            bundle_file = d / "bundle.tar"
-            bundle_file.write_bytes(bundle()[0])
-        elif not bundle_file.is_file():
-            raise XcplabError(f"no such bundle {bundle_file}")
-        (d / "inventory.json").write_text(json.dumps(ansible_inventory(inv)))
-        extra = {"xcplab_bundle": str(bundle_file.resolve()),
-                 "xcplab_install_packages": install_packages}
-        env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_PIPELINING": "1",
-               "ANSIBLE_FORKS": str(min(bounds.MAX_PARALLEL, len(inv.machines))),
-               "ANSIBLE_HOST_KEY_CHECKING": "1" if inv.known_hosts else "0",
-               "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_NOCOLOR": "1",
-               # SSH master connections of this run only: Ansible's default directory
-               # is shared by every run, and a master kept alive for another cluster
-               # with the same address:port (two namespace clusters, a re-created
-               # machine) would carry this run's commands to that machine.
-               "ANSIBLE_SSH_CONTROL_PATH_DIR": str(d / "cp")}
-        try:
-            r = subprocess.run(["ansible-playbook", "-i", str(d / "inventory.json"),
-                                "-e", json.dumps(extra), str(PLAYBOOK)],
-                               capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired as e:
-            raise XcplabError(f"provisioning took longer than {TIMEOUT_S} s") from e
-        finally:
-            _close_masters(d / "cp")
+def _play(inv: Inventory, playbook: Path, extra: dict[str, Any], d: Path, what: str) -> Recap:
+    (d / "inventory.json").write_text(json.dumps(ansible_inventory(inv)))
+    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_PIPELINING": "1",
+           "ANSIBLE_FORKS": str(min(bounds.MAX_PARALLEL, len(inv.machines))),
+           # always: an unknown host key fails the play (give known_hosts, or accept the
+           # keys with ssh once); never trust whatever answers on a shared network
+           "ANSIBLE_HOST_KEY_CHECKING": "1",
+           "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_NOCOLOR": "1",
+           # SSH master connections of this run only: Ansible's default directory is
+           # shared by every run, and a master kept alive for another cluster with the
+           # same address:port (two namespace clusters, a re-created machine) would
+           # carry this run's commands to that machine.
+           "ANSIBLE_SSH_CONTROL_PATH_DIR": str(d / "cp")}
+    try:
+        r = subprocess.run(["ansible-playbook", "-i", str(d / "inventory.json"),
+                            "-e", json.dumps(extra), str(playbook)],
+                           capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        raise XcplabError(f"{what} took longer than {TIMEOUT_S} s") from e
+    finally:
+        _close_masters(d / "cp")
     try:
         events = json.loads(r.stdout)
     except json.JSONDecodeError:
@@ -104,6 +90,39 @@ def provision(inv: Inventory, install_packages: bool = True,
                                                      "unreachable", "skipped")}
                     for h, s in events.get("stats", {}).items()}
     if r.returncode != 0:
-        raise XcplabError("provisioning failed:\n  " + "\n  ".join(
+        raise XcplabError(f"{what} failed:\n  " + "\n  ".join(
             _failures(events) or [r.stderr.strip()[-1000:]]))
     return recap
+
+
+def _ansible_ready() -> None:
+    if shutil.which("ansible-playbook") is None:
+        raise XcplabError("ansible-playbook not found: apt-get install ansible-core "
+                          "(or ansible)")
+
+
+def provision(inv: Inventory, install_packages: bool = True,
+              bundle_file: Path | None = None) -> Recap:
+    """Run the playbook; `bundle_file` ships a bundle made earlier (`xcplab cluster
+    bundle`: one build for many provisionings, or a tree that keeps changing), else one
+    is made from this tree now."""
+    _ansible_ready()
+    # A short path: SSH control sockets live in it (108-byte limit on socket paths).
+    with tempfile.TemporaryDirectory(prefix="xcplab-prov-") as tmp:
+        d = Path(tmp)
+        if bundle_file is None:
+            bundle_file = d / "bundle.tar"
+            bundle_file.write_bytes(bundle()[0])
+        elif not bundle_file.is_file():
+            raise XcplabError(f"no such bundle {bundle_file}")
+        return _play(inv, PLAYBOOK, {"xcplab_bundle": str(bundle_file.resolve()),
+                                     "xcplab_install_packages": install_packages},
+                     d, "provisioning")
+
+
+def stop(inv: Inventory) -> Recap:
+    """Stop every machine's supervised agent (cluster/ansible/stop.yml); the install
+    stays. Idempotent: stopping stopped agents changes nothing."""
+    _ansible_ready()
+    with tempfile.TemporaryDirectory(prefix="xcplab-prov-") as tmp:
+        return _play(inv, STOP_PLAYBOOK, {}, Path(tmp), "stopping the agents")

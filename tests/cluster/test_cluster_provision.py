@@ -102,3 +102,16 @@ def test_supervised_agent_answers_and_is_restarted(provisioned: NsCluster) -> No
     else:
         pytest.fail("the supervisor did not restart the agent within 10 s")
     assert _ping(c, 0, 102)["ok"] is True
+
+
+def test_stop_ends_every_supervised_agent(provisioned: NsCluster) -> None:
+    c = provisioned
+    pids = [int((c.prefix(m) / "run" / "agent.pid").read_text()) for m in c.machines]
+    r = _xcplab(c, "stop", str(c.inventory))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert all(", changed=1," in line for line in r.stdout.splitlines()), r.stdout
+    for m, pid in zip(c.machines, pids, strict=True):
+        assert not (c.prefix(m) / "run" / "supervisor.pid").exists()
+        assert not Path(f"/proc/{pid}").exists()  # the agent went with its supervisor
+    again = _xcplab(c, "stop", str(c.inventory))
+    assert again.returncode == 0 and again.stdout.count(", changed=0,") == 3, again.stdout
