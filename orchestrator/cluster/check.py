@@ -56,7 +56,7 @@ class MachineReport:
 def _session(inv: Inventory, m: Machine, clock: Clock) -> MachineReport:
     rep = MachineReport(m)
     peers = [o.address for o in inv.machines if o.name != m.name]
-    argv = ssh_argv(inv, m, ["python3", "-c", PROBE, m.address, str(m.mtu), m.prefix, *peers])
+    argv = ssh_argv(inv, m, [m.python, "-c", PROBE, m.address, str(m.mtu), m.prefix, *peers])
     deadline = time.monotonic() + SESSION_TIMEOUT_S
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -20,6 +20,7 @@ from orchestrator.spec.types import Name, Rate
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$")
 # Install prefix on the machine: absolute, no '..', no spaces (it ends up in commands).
 _PREFIX = re.compile(r"^/[A-Za-z0-9._/+-]{1,200}$")
+_PYTHON = re.compile(r"^[A-Za-z0-9._/+-]{1,200}$")
 _USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 
 
@@ -38,6 +39,7 @@ def _no_parent(v: str) -> str:
 
 
 Host = Annotated[str, _matching(_HOST, "a host name or IP address")]
+Python = Annotated[str, _matching(_PYTHON, "a python3 command or absolute path")]
 User = Annotated[str, _matching(_USER, "a login name (lower case letters, digits, _ -)")]
 Prefix = Annotated[str, _matching(_PREFIX, "an absolute path of letters, digits and . _ / + -"),
                    AfterValidator(_no_parent)]
@@ -65,6 +67,9 @@ class Machine(BaseModel):
     roles: Annotated[list[Name], Field(max_length=bounds.MAX_ROLES)] = []
     # Where provisioning installs the agent and binaries on this machine.
     prefix: Prefix = "/opt/xcplab"
+    # The interpreter that runs the agent (and Ansible's modules): found on the login
+    # PATH by default; an absolute path where the one with pyroute2 is elsewhere.
+    python: Python = "python3"
 
 
 class Inventory(BaseModel):

@@ -34,10 +34,11 @@ Recap = dict[str, dict[str, int]]
 def ansible_inventory(inv: Inventory) -> dict[str, Any]:
     hosts = {m.name: {"ansible_host": m.address, "ansible_port": m.ssh.port,
                       "ansible_user": m.ssh.user, "ansible_ssh_private_key_file": m.ssh.key,
-                      "xcplab_prefix": m.prefix} for m in inv.machines}
+                      "xcplab_prefix": m.prefix, "xcplab_python_cmd": m.python,
+                      "ansible_python_interpreter": m.python if m.python.startswith("/")
+                      else f"/usr/bin/env {m.python}"} for m in inv.machines}
     return {"xcplab": {"hosts": hosts, "vars": {
-        "ansible_ssh_common_args": shlex.join(ssh_options(inv)),
-        "ansible_python_interpreter": "/usr/bin/env python3"}}}
+        "ansible_ssh_common_args": shlex.join(ssh_options(inv))}}}
 
 
 def _failures(events: dict[str, Any]) -> list[str]:

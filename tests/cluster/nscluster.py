@@ -138,7 +138,9 @@ class NsCluster:
                       "    ssh: {user: root, key: id_ed25519, port: 22}",
                       f"    cores: {os.cpu_count() or 1}", "    nic_capacity: 10Gbps",
                       "    mtu: 1500", f"    roles: [{'routers' if i == 0 else 'hosts'}]",
-                      f"    prefix: {self.prefix(m)}"]
+                      f"    prefix: {self.prefix(m)}",
+                      # the interpreter these tests run on has the agent's dependencies
+                      f"    python: {sys.executable}"]
         self.inventory.write_text("\n".join(lines) + "\n")
 
     def save(self) -> None:

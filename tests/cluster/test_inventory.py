@@ -61,6 +61,8 @@ def test_valid_inventory_resolves_key_relative_to_file(base: Path) -> None:
      "inv.yaml:10: machines[0].colour: unknown key 'colour'; valid keys: name, address"),
     ("roles: [routers]", "roles: [routers]\n    prefix: /opt/../etc",
      "inv.yaml:10: machines[0].prefix: '/opt/../etc' climbs out with '..'"),
+    ("roles: [routers]", "roles: [routers]\n    python: py thon",
+     "inv.yaml:10: machines[0].python: 'py thon' is not a python3 command or absolute path"),
     ("key: id", "key: missing", "inv.yaml:5: machines[0].ssh.key: no such key file"),
 ])
 def test_bad_machine_field(base: Path, old: str, new: str, expected: str) -> None:
