@@ -102,7 +102,10 @@ async def _storm(url: str, token: str, until: float, bodies: list[tuple[str, byt
                 errors.append(f"{name}: HTTP {r.status_code}: {r.text[:120]}")
 
 
-def _figures(lat: list[float]) -> dict[str, float]:
+def latency_figures(lat: list[float]) -> dict[str, float]:
+    """p50, p99, max (ms) and count of latencies LAT (also used by bench_api_live)."""
+    if not lat:
+        return {"probes": 0}
     return {"p50_ms": round(percentile(lat, 50), 2), "p99_ms": round(percentile(lat, 99), 2),
             "max_ms": round(max(lat), 2), "probes": len(lat)}
 
@@ -162,7 +165,8 @@ def run() -> dict:
         finally:
             server.stop()
     out: dict = {"api_health": {
-        "idle": _figures(idle), "followers": _figures(loaded), "storm": _figures(storm),
+        "idle": latency_figures(idle), "followers": latency_figures(loaded),
+        "storm": latency_figures(storm),
         "followers_n": followers, "storm_clients": stormers, "seconds_per_phase": seconds,
         "followers_open_s": round(out_open_s[0], 2) if out_open_s else None,
         "storm_answers": dict(answers), "follower_progress_events": events["progress"],

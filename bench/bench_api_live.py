@@ -32,17 +32,11 @@ sys.path.insert(0, str(REPO / "tests" / "service"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_api import percentile  # noqa: E402
+from bench_api_health import latency_figures  # noqa: E402
 from server_proc import Server, cli  # noqa: E402
 
 SUBMIT_EVERY_S = 20.0
 POLL_PERIOD_S = 1.0
-
-
-def _figures(lat: list[float]) -> dict[str, float]:
-    if not lat:
-        return {"requests": 0}
-    return {"p50_ms": round(percentile(lat, 50), 2), "p99_ms": round(percentile(lat, 99), 2),
-            "max_ms": round(max(lat), 2), "requests": len(lat)}
 
 
 async def _user(url: str, token: str, own: str, k: int, until: float,
@@ -135,9 +129,9 @@ def run() -> dict:
     fid = summary.get("fidelity") or {}
     out: dict = {"api_live": {
         "clients": clients, "run_s": run_s,
-        "status_idle": _figures(status.get("idle", [])),
-        "status_while_running": _figures(status.get("running", [])),
-        "submit_while_running": _figures(submit.get("running", [])),
+        "status_idle": latency_figures(status.get("idle", [])),
+        "status_while_running": latency_figures(status.get("running", [])),
+        "submit_while_running": latency_figures(submit.get("running", [])),
         "run_state": summary.get("_state"),
         "run_fidelity_ok": fid.get("ok"),
         "run_fidelity_problems": [str(p) for p in fid.get("problems") or []][:5],
