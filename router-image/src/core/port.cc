@@ -5,9 +5,15 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 
+#include <fcntl.h>
+#include <sched.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
+#include <thread>
 
 #include "core/packet_pool.hh"
 
@@ -22,7 +28,7 @@ void set_int_option(int fd, int level, int name, int value) {
 
 }  // namespace
 
-Port::Port(const std::string& ifname) : ifname_(ifname) {
+Port::Port(const std::string& ifname, xcp::Rate link_rate) : ifname_(ifname) {
   if (ifname.size() >= IFNAMSIZ) throw std::invalid_argument("interface name too long: " + ifname);
   // Protocol 0 at creation: nothing is queued before bind() picks the interface.
   fd_ = xcp::FileDescriptor(static_cast<int>(xcp::check_syscall(
@@ -42,7 +48,7 @@ Port::Port(const std::string& ifname) : ifname_(ifname) {
 
   // The ring must exist before bind(); without one we use recvmmsg.
   try {
-    ring_ = std::make_unique<RxRing>(fd_.get());
+    ring_ = std::make_unique<RxRing>(fd_.get(), RxRing::slots_for(link_rate));
   } catch (const xcp::SystemError&) {
     ring_.reset();
   }
@@ -60,6 +66,54 @@ Port::Port(const std::string& ifname) : ifname_(ifname) {
     tx_msgs_[i].msg_hdr.msg_iov = &tx_iov_[i];
     tx_msgs_[i].msg_hdr.msg_iovlen = 1;
   }
+}
+
+std::vector<std::unique_ptr<Port>> Port::open_many(const std::vector<PortRequest>& requests) {
+  std::vector<std::unique_ptr<Port>> ports(requests.size());
+  std::vector<std::exception_ptr> errors(requests.size());
+  // Workers start in this thread's namespace; a request without one returns there.
+  const xcp::FileDescriptor home(static_cast<int>(xcp::check_syscall(
+      "open(/proc/thread-self/ns/net)", ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC))));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    // setns changes only this thread's namespace, and the thread ends here:
+    // nothing to restore.
+    const std::string* current = nullptr;  // the namespace entered; null: unknown
+    for (size_t i = next++; i < requests.size(); i = next++) {
+      const PortRequest& r = requests[i];
+      try {
+        if (current == nullptr || r.netns != *current) {
+          if (r.netns.empty()) {
+            xcp::check_syscall("setns(back)", ::setns(home.get(), CLONE_NEWNET));
+          } else {
+            const xcp::FileDescriptor ns(static_cast<int>(xcp::check_syscall(
+                "open(" + r.netns + ")", ::open(r.netns.c_str(), O_RDONLY | O_CLOEXEC))));
+            xcp::check_syscall("setns(" + r.netns + ")", ::setns(ns.get(), CLONE_NEWNET));
+          }
+          current = &r.netns;
+        }
+        ports[i] = std::make_unique<Port>(r.ifname, r.link_rate);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        current = nullptr;  // unknown after a failed setns: enter the next one afresh
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    const size_t n = requests.size() < kOpenThreads ? requests.size() : kOpenThreads;
+    for (size_t t = 0; t < n; ++t) pool.emplace_back(worker);
+  }  // joined
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!errors[i]) continue;
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("port " + requests[i].ifname + " (netns " +
+                               (requests[i].netns.empty() ? "current" : requests[i].netns) + "): " + e.what());
+    }
+  }
+  return ports;
 }
 
 int Port::receive_batch() {

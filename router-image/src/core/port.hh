@@ -5,6 +5,12 @@
 // their arrival time (ArrivalClock). Frames the host itself sent
 // (PACKET_OUTGOING) are never seen. The socket is opened in the network
 // namespace current at construction (see NetnsGuard).
+//
+// The receive ring is sized from the rate of the port's link (RxRing::
+// slots_for). Setting a ring up waits out one RCU grace period in the kernel
+// (packet_set_ring -> synchronize_net, ~10 ms) whatever its size, so a
+// thousand ports opened one after another take 10 s or more: open_many()
+// opens them from a bounded pool of threads, whose waits overlap.
 #pragma once
 
 #include <linux/if_packet.h>
@@ -15,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/arrival_clock.hh"
 #include "core/packet_sink.hh"
@@ -32,11 +39,29 @@ struct PortIoCounters {
   uint64_t socket_errors = 0;    // asynchronous socket errors cleared (interface down...)
 };
 
+// One port to open: its interface, the namespace holding it (a path such as
+// /run/netns/x; empty: the caller's) and its link's rate (zero: unknown,
+// the largest ring).
+struct PortRequest {
+  std::string netns;
+  std::string ifname;
+  xcp::Rate link_rate = xcp::Rate::zero();
+};
+
 class Port final : public PacketSink {
  public:
   static constexpr size_t kBatch = 64;
+  // Threads of open_many(): the grace periods of this many ring set-ups
+  // overlap; each thread is a short-lived stack of 8 MiB virtual memory.
+  static constexpr size_t kOpenThreads = 32;
 
-  explicit Port(const std::string& ifname);
+  explicit Port(const std::string& ifname, xcp::Rate link_rate = xcp::Rate::zero());
+
+  // Opens every request, up to kOpenThreads at a time, each in its own
+  // namespace; the result is in request order. Rethrows the first failure
+  // (in request order) as runtime_error naming the interface and namespace,
+  // after every thread has finished (the ports opened are closed).
+  static std::vector<std::unique_ptr<Port>> open_many(const std::vector<PortRequest>& requests);
   Port(const Port&) = delete;
   Port& operator=(const Port&) = delete;
 
@@ -110,6 +135,8 @@ class Port final : public PacketSink {
     return c;
   }
   bool uses_rx_ring() const { return ring_ != nullptr; }
+  // Bytes of the receive ring (0 without one): kernel memory for the run.
+  size_t rx_ring_bytes() const { return ring_ ? ring_->bytes() : 0; }
   // Kernel stamps moved by the arrival clock's clamp (fidelity signal).
   uint64_t arrival_stamps_clamped() const { return arrival_.clamped(); }
 

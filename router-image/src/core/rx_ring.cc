@@ -3,18 +3,36 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
 #include "xcp/fd.hh"
 
 namespace xcprouter {
 
-RxRing::RxRing(int fd) {
+size_t RxRing::slots_for(xcp::Rate rate) {
+  if (rate.is_zero()) return kMaxSlots;
+  const double frames = rate.bytes_per_s() * kSizingWindow.seconds_f() / kSizingFrameBytes;
+  if (!(frames < static_cast<double>(kMaxSlots))) return kMaxSlots;  // also NaN/inf
+  const size_t want = std::bit_ceil(static_cast<size_t>(std::ceil(frames)));
+  return want < kMinSlots ? kMinSlots : want;
+}
+
+RxRing::RxRing(int fd, size_t slots) : slots_(slots) {
+  if (slots < kMinSlots || slots > kMaxSlots || !std::has_single_bit(slots)) {
+    throw std::invalid_argument("rx ring of " + std::to_string(slots) + " slots: must be a power of two in [" +
+                                std::to_string(kMinSlots) + ", " + std::to_string(kMaxSlots) + "] (" +
+                                bounds::kEngineRxRingSlots.why + ")");
+  }
   const int version = TPACKET_V2;
   xcp::check_syscall("setsockopt(PACKET_VERSION)", ::setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof version));
   tpacket_req req{};
   req.tp_block_size = static_cast<unsigned>(kFrameSize * kFramesPerBlock);
-  req.tp_block_nr = static_cast<unsigned>(kBlocks);
+  req.tp_block_nr = static_cast<unsigned>(slots / kFramesPerBlock);
   req.tp_frame_size = static_cast<unsigned>(kFrameSize);
-  req.tp_frame_nr = static_cast<unsigned>(kFramesPerBlock * kBlocks);
+  req.tp_frame_nr = static_cast<unsigned>(slots);
   xcp::check_syscall("setsockopt(PACKET_RX_RING)", ::setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req));
   size_ = static_cast<size_t>(req.tp_block_size) * req.tp_block_nr;
   void* mem = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

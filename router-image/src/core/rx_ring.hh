@@ -4,6 +4,15 @@
 // the socket is bound. Frames are copied out into pooled Packets, so a slot
 // is handed back to the kernel at once and queues never pin ring memory.
 // Each slot carries the kernel's receive time, the frame's arrival time.
+//
+// The ring is kernel memory, allocated and mapped whole when the socket is
+// set up, for the whole run: 2048 slots are 4 MiB per port, which made a
+// 1000-port engine 4 GiB and 17 s to start (issue 17). So each ring is sized
+// from the rate of the port's link (slots_for): what arrives in
+// kSizingWindow at that rate, in 1500 B frames, within the bound
+// engine.rx_ring_slots (xcplab_contract/bounds.json). A frame that finds
+// the ring full is dropped by the kernel and counted (PACKET_STATISTICS ->
+// rx_socket_drops, a fidelity signal), never lost silently.
 #pragma once
 
 #include <linux/if_packet.h>
@@ -13,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "contract_bounds.hh"
 #include "core/packet_pool.hh"
 #include "xcp/units.hh"
 
@@ -22,10 +32,25 @@ class RxRing {
  public:
   static constexpr size_t kFrameSize = 2048;       // tpacket2 header + MTU frame fits
   static constexpr size_t kFramesPerBlock = 32;    // 64 KiB blocks
-  static constexpr size_t kBlocks = 64;            // 2048 slots, 4 MiB per port: ~5 ms at 400 kpps
+  static constexpr size_t kMinSlots = static_cast<size_t>(bounds::kEngineRxRingSlots.lo);
+  static constexpr size_t kMaxSlots = static_cast<size_t>(bounds::kEngineRxRingSlots.hi);
+  // How long the ring must hold the link's traffic while the engine is busy
+  // elsewhere: the engine visits every port each loop pass (well under 1 ms);
+  // 10 ms covers a descheduled engine on a loaded machine. Frames of 1500 B:
+  // the link's packet rate when it is full; a burst of small frames (ACKs)
+  // is held by the kMinSlots floor.
+  static constexpr xcp::Duration kSizingWindow = xcp::Duration::milliseconds(10);
+  static constexpr double kSizingFrameBytes = 1500;
 
-  // Throws SystemError when the kernel refuses (callers fall back to recvmmsg).
-  explicit RxRing(int fd);
+  // Slots for a port whose link carries `rate` (zero: unknown, the largest
+  // ring): frames of kSizingFrameBytes arriving in kSizingWindow, rounded up
+  // to a power of two (whole 64 KiB blocks), within [kMinSlots, kMaxSlots].
+  static size_t slots_for(xcp::Rate rate);
+
+  // Throws SystemError when the kernel refuses (callers fall back to
+  // recvmmsg); invalid_argument when `slots` is not a power of two within
+  // [kMinSlots, kMaxSlots].
+  RxRing(int fd, size_t slots);
   ~RxRing();
   RxRing(const RxRing&) = delete;
   RxRing& operator=(const RxRing&) = delete;
@@ -75,16 +100,19 @@ class RxRing {
   }
 
   uint64_t truncated() const { return truncated_; }
+  size_t slots() const { return slots_; }
+  size_t bytes() const { return size_; }
 
  private:
   tpacket2_hdr* head() const { return reinterpret_cast<tpacket2_hdr*>(ring_ + head_ * kFrameSize); }
   void release(tpacket2_hdr* hdr) {
     __atomic_store_n(&hdr->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-    head_ = (head_ + 1) % (kFramesPerBlock * kBlocks);
+    head_ = (head_ + 1) & (slots_ - 1);
   }
 
   uint8_t* ring_ = nullptr;
   size_t size_ = 0;
+  size_t slots_ = 0;  // a power of two
   size_t head_ = 0;
   uint64_t truncated_ = 0;
 };
