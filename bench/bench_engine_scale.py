@@ -49,7 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from xcplab_contract.paths import tool
 
 READY_TIMEOUT_S = 120.0
-LINK = {"capacity_bps": 100_000_000, "delay_us": 1000,
+CAPACITY_BPS = 100_000_000
+LINK = {"capacity_bps": CAPACITY_BPS, "delay_us": 1000,
         "queue": {"kind": "droptail", "limit_packets": 1000, "limit_bytes": 0, "params": {}},
         "loss": {"model": "none"}}
 
@@ -163,7 +164,7 @@ def run() -> dict[str, dict[str, object]]:
     # The port layer alone, as the engine would open its ports with the hook
     # described in docs/deployment.md (rates passed, Port::open_many).
     old = measure_ports(1000, 0, "serial")
-    new = measure_ports(1000, LINK["capacity_bps"], "many")
+    new = measure_ports(1000, CAPACITY_BPS, "many")
 
     def kb_per_port(r: dict[str, Any]) -> float:
         return round((r["rss_kb"] - r["rss_kb_before"]) / r["ports"], 1)
