@@ -84,12 +84,7 @@ ReceiverXcpi::Entry* ReceiverXcpi::find_or_create(uint32_t upstream, xcp::Timest
     ++counters_.table_full;
     return nullptr;
   }
-  // Random session ids: a late acknowledgement to an expired entry cannot be
-  // taken for its successor's.
-  uint32_t session = 0;
-  do {
-    session = static_cast<uint32_t>(rng_.next_u64());
-  } while (session == 0 || session_owner_.contains(session));
+  const uint32_t session = xcp::fresh_session_id(rng_, session_owner_);
   ++created_;
   auto e = std::make_unique<Entry>(upstream, config_, session, config_.seed + 0x9E3779B97F4A7C15ull * created_);
   e->v_last = now;

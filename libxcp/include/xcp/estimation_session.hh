@@ -87,6 +87,18 @@ class EstimationSession {
 
 std::string_view to_string(EstimationSession::State s);
 
+// A random session id for a new entry: never 0 and not held by any entry in `owners`
+// (session -> upstream), so a late acknowledgement to an expired entry cannot be
+// taken for its successor's. Engine routers and receiver hosts share it.
+template <typename Rng, typename Owners>
+uint32_t fresh_session_id(Rng& rng, const Owners& owners) {
+  uint32_t session = 0;
+  do {
+    session = static_cast<uint32_t>(rng.next_u64());
+  } while (session == 0 || owners.contains(session));
+  return session;
+}
+
 // Removes from `table` (upstream -> owning pointer to an entry with a `session`)
 // every entry whose U sent nothing for longer than `idle` (the paper's "stopped
 // after an inactivity period"), and its session id from `owners` (session ->

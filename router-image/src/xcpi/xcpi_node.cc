@@ -60,12 +60,7 @@ UpstreamEntry* XcpiNode::find_or_create(uint32_t upstream, uint16_t in_port, xcp
     ++counters_.table_full;
     return nullptr;
   }
-  // Session ids are random so a stale acknowledgement of an expired entry
-  // cannot be taken for the new one's.
-  uint32_t session = 0;
-  do {
-    session = static_cast<uint32_t>(rng_.next_u64());
-  } while (session == 0 || session_owner_.count(session) != 0);
+  const uint32_t session = xcp::fresh_session_id(rng_, session_owner_);
   ++entries_created_;
   auto e = std::make_unique<UpstreamEntry>(upstream, config_, v_params_, session,
                                            splitmix64(seed_ + entries_created_));
