@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <bit>
 #include <stdexcept>
 
 #include "core/port.hh"
@@ -19,8 +18,8 @@ xcp::Rate mbps(double m) { return xcp::Rate::from_megabits_per_s(m); }
 TEST(RxRingSizing, FollowsTheLinkRateWithinTheBound) {
   EXPECT_EQ(RxRing::slots_for(mbps(0.001)), RxRing::kMinSlots);
   EXPECT_EQ(RxRing::slots_for(mbps(10)), 64u);     // 8.3 frames of 1500 B in 10 ms -> the floor
-  EXPECT_EQ(RxRing::slots_for(mbps(100)), 128u);   // 83.3 -> 128
-  EXPECT_EQ(RxRing::slots_for(mbps(1000)), 1024u); // 833 -> 1024
+  EXPECT_EQ(RxRing::slots_for(mbps(100)), 96u);    // 83.3 -> 3 blocks of 32
+  EXPECT_EQ(RxRing::slots_for(mbps(1000)), 864u);  // 833.3 -> 27 blocks
   EXPECT_EQ(RxRing::slots_for(mbps(10000)), RxRing::kMaxSlots);
   EXPECT_EQ(RxRing::slots_for(xcp::Rate::zero()), RxRing::kMaxSlots);  // unknown: the largest
   EXPECT_EQ(RxRing::kMinSlots, 64u);
@@ -32,7 +31,6 @@ TEST(RxRingSizing, IsMonotoneAndAlwaysWholeBlocks) {
   for (double m = 0.01; m < 1e5; m *= 1.3) {
     const size_t s = RxRing::slots_for(mbps(m));
     EXPECT_GE(s, last);
-    EXPECT_TRUE(std::has_single_bit(s));
     EXPECT_EQ(s % RxRing::kFramesPerBlock, 0u);
     EXPECT_GE(static_cast<double>(s) * RxRing::kSizingFrameBytes,
               std::min(static_cast<double>(RxRing::kMaxSlots) * RxRing::kSizingFrameBytes,
@@ -43,7 +41,7 @@ TEST(RxRingSizing, IsMonotoneAndAlwaysWholeBlocks) {
 
 TEST(RxRingSizing, RefusesSlotsOutsideTheBound) {
   EXPECT_THROW(RxRing(-1, 32), std::invalid_argument);
-  EXPECT_THROW(RxRing(-1, 96), std::invalid_argument);
+  EXPECT_THROW(RxRing(-1, 100), std::invalid_argument);
   EXPECT_THROW(RxRing(-1, 4096), std::invalid_argument);
 }
 
@@ -59,7 +57,7 @@ TEST(PortOpenMany, OpensEachPortWithTheRingOfItsRate) {
     if (!p->uses_rx_ring()) GTEST_SKIP() << "kernel refused PACKET_RX_RING";
   }
   EXPECT_EQ(ports[0]->rx_ring_bytes(), 64u * RxRing::kFrameSize);
-  EXPECT_EQ(ports[1]->rx_ring_bytes(), 1024u * RxRing::kFrameSize);
+  EXPECT_EQ(ports[1]->rx_ring_bytes(), 864u * RxRing::kFrameSize);
   EXPECT_EQ(ports[2]->rx_ring_bytes(), 2048u * RxRing::kFrameSize);
 }
 

@@ -3,7 +3,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
-#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -16,13 +15,15 @@ size_t RxRing::slots_for(xcp::Rate rate) {
   if (rate.is_zero()) return kMaxSlots;
   const double frames = rate.bytes_per_s() * kSizingWindow.seconds_f() / kSizingFrameBytes;
   if (!(frames < static_cast<double>(kMaxSlots))) return kMaxSlots;  // also NaN/inf
-  const size_t want = std::bit_ceil(static_cast<size_t>(std::ceil(frames)));
+  const size_t blocks = (static_cast<size_t>(std::ceil(frames)) + kFramesPerBlock - 1) / kFramesPerBlock;
+  const size_t want = blocks * kFramesPerBlock;
   return want < kMinSlots ? kMinSlots : want;
 }
 
 RxRing::RxRing(int fd, size_t slots) : slots_(slots) {
-  if (slots < kMinSlots || slots > kMaxSlots || !std::has_single_bit(slots)) {
-    throw std::invalid_argument("rx ring of " + std::to_string(slots) + " slots: must be a power of two in [" +
+  if (slots < kMinSlots || slots > kMaxSlots || slots % kFramesPerBlock != 0) {
+    throw std::invalid_argument("rx ring of " + std::to_string(slots) + " slots: must be a multiple of " +
+                                std::to_string(kFramesPerBlock) + " in [" +
                                 std::to_string(kMinSlots) + ", " + std::to_string(kMaxSlots) + "] (" +
                                 bounds::kEngineRxRingSlots.why + ")");
   }

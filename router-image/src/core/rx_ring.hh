@@ -44,12 +44,12 @@ class RxRing {
 
   // Slots for a port whose link carries `rate` (zero: unknown, the largest
   // ring): frames of kSizingFrameBytes arriving in kSizingWindow, rounded up
-  // to a power of two (whole 64 KiB blocks), within [kMinSlots, kMaxSlots].
+  // to whole 64 KiB blocks (kFramesPerBlock), within [kMinSlots, kMaxSlots].
   static size_t slots_for(xcp::Rate rate);
 
   // Throws SystemError when the kernel refuses (callers fall back to
-  // recvmmsg); invalid_argument when `slots` is not a power of two within
-  // [kMinSlots, kMaxSlots].
+  // recvmmsg); invalid_argument when `slots` is not a multiple of
+  // kFramesPerBlock within [kMinSlots, kMaxSlots].
   RxRing(int fd, size_t slots);
   ~RxRing();
   RxRing(const RxRing&) = delete;
@@ -107,12 +107,12 @@ class RxRing {
   tpacket2_hdr* head() const { return reinterpret_cast<tpacket2_hdr*>(ring_ + head_ * kFrameSize); }
   void release(tpacket2_hdr* hdr) {
     __atomic_store_n(&hdr->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-    head_ = (head_ + 1) & (slots_ - 1);
+    if (++head_ == slots_) head_ = 0;
   }
 
   uint8_t* ring_ = nullptr;
   size_t size_ = 0;
-  size_t slots_ = 0;  // a power of two
+  size_t slots_ = 0;  // whole blocks
   size_t head_ = 0;
   uint64_t truncated_ = 0;
 };
