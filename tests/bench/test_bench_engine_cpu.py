@@ -3,19 +3,11 @@ histogram (bucket upper bounds, the last bucket unbounded)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-_PATH = _ROOT / "bench" / "bench_engine_cpu.py"
-_spec = importlib.util.spec_from_file_location("bench_engine_cpu", _PATH)
-assert _spec and _spec.loader
-bench_engine_cpu = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_engine_cpu)
+# bench/ is importable from the repository root (pyproject's pythonpath).
+from bench import bench_engine_cpu
+
 percentile_bound_us = bench_engine_cpu.percentile_bound_us
 
 BOUNDS = [10, 20, 50]

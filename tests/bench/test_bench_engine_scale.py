@@ -4,19 +4,10 @@ centre port) and the per-port figures come from the right difference."""
 
 from __future__ import annotations
 
-import importlib.util
 import ipaddress
-import sys
-from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-_PATH = _ROOT / "bench" / "bench_engine_scale.py"
-_spec = importlib.util.spec_from_file_location("bench_engine_scale", _PATH)
-assert _spec and _spec.loader
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+# bench/ is importable from the repository root (pyproject's pythonpath).
+from bench import bench_engine_scale as bench
 
 
 def test_a_1000_port_star_has_distinct_names_and_routes_to_its_peer() -> None:

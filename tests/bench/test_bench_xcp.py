@@ -3,16 +3,10 @@ every figure it could not measure."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-_PATH = Path(__file__).resolve().parents[2] / "bench" / "bench_xcp.py"
-_spec = importlib.util.spec_from_file_location("bench_xcp", _PATH)
-assert _spec and _spec.loader
-bench_xcp = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_xcp)
+# bench/ is importable from the repository root (pyproject's pythonpath).
+from bench import bench_xcp
 
 
 def _median(name: str, ns: float) -> dict:
