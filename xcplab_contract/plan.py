@@ -342,7 +342,8 @@ class Plan:
     def engine_entry(self, router: str) -> dict[str, Any] | None:
         """Router `router`'s CONFIG.md `routers[]` entry: its ports' egress (the direction
         it sends) and ingress (the direction its host neighbour sends, when it emulates
-        it) objects from the links. None for a node without an engine config."""
+        it) objects from the links, and the rate the peer sends at (`rx_capacity_bps`).
+        None for a node without an engine config."""
         node = self.node(router)
         if node.engine is None:
             return None
@@ -353,7 +354,9 @@ class Plan:
             ingress = link.direction(peer)
             ports.append({**{k: v for k, v in p.items() if k != "link"},
                           "egress": link.direction(router).to_engine(),
-                          "ingress": ingress.to_engine() if ingress.stage == "ingress" else None})
+                          "ingress": ingress.to_engine() if ingress.stage == "ingress" else None,
+                          # what arrives on the port: sizes its receive ring
+                          "rx_capacity_bps": ingress.capacity_bps})
         return {**node.engine, "ports": ports}
 
     # -- serialisation ---------------------------------------------------

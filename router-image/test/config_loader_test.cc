@@ -19,7 +19,7 @@ json valid() {
                     "loss": {"model": "bernoulli", "p": 0.01}},
          "ingress": {"capacity_bps": 10000000, "delay_us": 5000,
                      "queue": {"kind": "droptail", "limit_packets": 100}}},
-        {"name": "r1:b", "ifname": "eth1", "ipv4": "10.0.1.1/24",
+        {"name": "r1:b", "ifname": "eth1", "ipv4": "10.0.1.1/24", "rx_capacity_bps": 1000000000,
          "egress": {"capacity_bps": 10000000, "delay_us": 0,
                     "queue": {"kind": "droptail", "limit_bytes": 150000}, "up": false}}
       ],
@@ -44,6 +44,10 @@ TEST(ConfigLoader, ParsesTheDocumentedShape) {
   EXPECT_FALSE(r.ports[1].mac.has_value());
   EXPECT_FALSE(r.ports[1].ingress.has_value());
   EXPECT_FALSE(r.ports[1].egress.up);
+  // the receive rate: given (a faster peer), else the larger of egress and ingress
+  EXPECT_EQ(r.ports[1].rx_rate(), xcp::Rate::from_bits_per_s(1e9));
+  EXPECT_FALSE(r.ports[0].rx_capacity_bps.has_value());
+  EXPECT_EQ(r.ports[0].rx_rate(), xcp::Rate::from_bits_per_s(1e7));
   ASSERT_EQ(r.routes.size(), 2u);
   EXPECT_EQ(r.routes[0].port, 1);
   EXPECT_EQ(r.routes[1].prefix.len, 0);
@@ -77,6 +81,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "f.json: routers[0].ports[0].egress.capacity_bps: must be an integer in [1000, 1e+11] bps"},
         BadCase{"zero_capacity", [](json& j) { j["routers"][0]["ports"][0]["egress"]["capacity_bps"] = 0; },
                 "f.json: routers[0].ports[0].egress.capacity_bps: 0 out of range, valid an integer in [1000, 1e+11] bps"},
+        BadCase{"zero_rx_capacity", [](json& j) { j["routers"][0]["ports"][1]["rx_capacity_bps"] = 0; },
+                "f.json: routers[0].ports[1].rx_capacity_bps: 0 out of range, valid an integer in [1000, 1e+11] bps"},
         BadCase{"bad_mac", [](json& j) { j["routers"][0]["ports"][0]["mac"] = "02:00"; },
                 "f.json: routers[0].ports[0].mac: must be a MAC address"},
         BadCase{"bad_ipv4", [](json& j) { j["routers"][0]["ports"][1]["ipv4"] = "10.0.1.1"; },

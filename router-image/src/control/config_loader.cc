@@ -55,7 +55,7 @@ MacAddress parse_mac(const json& v, const std::string& where) {
 
 PortConfig parse_port(const json& j, const std::string& where) {
   if (!j.is_object()) fail(where, "must be an object");
-  only_keys(j, where, {"name", "ifname", "mac", "ipv4", "egress", "ingress"});
+  only_keys(j, where, {"name", "ifname", "mac", "ipv4", "egress", "ingress", "rx_capacity_bps"});
   PortConfig p;
   p.name = need_string(j, where, "name");
   p.ifname = need_string(j, where, "ifname");
@@ -69,6 +69,7 @@ PortConfig parse_port(const json& j, const std::string& where) {
   if (auto it = j.find("ingress"); it != j.end() && !it->is_null()) {
     p.ingress = parse_link_config(*it, where + ".ingress");
   }
+  p.rx_capacity_bps = read_capacity(j, "rx_capacity_bps", where);
   return p;
 }
 

@@ -49,6 +49,10 @@ std::optional<uint64_t> read_uint(const json& j, const char* key, const std::str
 
 }  // namespace
 
+std::optional<uint64_t> read_capacity(const json& j, const char* key, const std::string& where) {
+  return read_uint(j, key, where, bounds::kLinkCapacityBps);
+}
+
 std::optional<uint64_t> read_queue_limit(const json& j, const char* key, const std::string& where) {
   const Bound& b = std::string_view(key) == "limit_packets" ? bounds::kLinkLimitPackets : bounds::kLinkLimitBytes;
   return read_uint(j, key, where, b, 1.0, /*zero_means_none=*/true);

@@ -33,6 +33,10 @@ struct LinkFields {
 // them). `where` prefixes every message ("routers[0].ports[1].egress", "set_link").
 LinkFields read_link_fields(const nlohmann::json& j, const std::string& where);
 
+// A rate in bit/s within the table's link capacity bound (a link's or a port's
+// receive rate, `rx_capacity_bps`).
+std::optional<uint64_t> read_capacity(const nlohmann::json& j, const char* key, const std::string& where);
+
 // One queue limit axis: 0 (no bound on that axis) or within the table's bound.
 std::optional<uint64_t> read_queue_limit(const nlohmann::json& j, const char* key, const std::string& where);
 

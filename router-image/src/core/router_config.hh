@@ -32,6 +32,14 @@ struct PortConfig {
   Ipv4Prefix ipv4;                // the port's own address (host bits kept)
   LinkConfig egress;
   std::optional<LinkConfig> ingress;
+  // The rate frames arrive at (the peer's sending direction of this link); sizes the
+  // port's receive ring. Absent: the larger of egress and ingress stands in.
+  std::optional<uint64_t> rx_capacity_bps;
+  xcp::Rate rx_rate() const {
+    if (rx_capacity_bps) return xcp::Rate::from_bits_per_s(static_cast<double>(*rx_capacity_bps));
+    const xcp::Rate e = egress.capacity();
+    return ingress && ingress->capacity() > e ? ingress->capacity() : e;
+  }
 };
 
 struct RouteConfig {

@@ -31,6 +31,8 @@ def _format_1(plan: Plan) -> dict:
     for n in old["nodes"]:
         if n["engine"] is not None:
             n["engine"] = plan.engine_entry(n["name"])
+            for p in n["engine"]["ports"]:
+                del p["rx_capacity_bps"]  # came after format 1, derived from the links
     old["format"] = 1
     return old
 

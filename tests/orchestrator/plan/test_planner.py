@@ -115,7 +115,7 @@ def test_engine_config_matches_config_md(quick: Plan) -> None:
     assert list(on_machine["routers"][0])[:2] == ["name", "netns"]
     assert "/run/" not in quick.to_json()  # no path of the machine that planned it
     port = r1["ports"][0]
-    assert set(port) == {"name", "ifname", "mac", "ipv4", "egress", "ingress"}
+    assert set(port) == {"name", "ifname", "mac", "ipv4", "egress", "ingress", "rx_capacity_bps"}
     assert set(port["egress"]) == {"capacity_bps", "delay_us", "queue", "loss", "up"}
     assert set(port["egress"]["queue"]) == {"kind", "limit_packets", "limit_bytes", "params"}
     # every subnet is routed (a default route covers the most common way out), to the
@@ -128,6 +128,8 @@ def test_engine_config_matches_config_md(quick: Plan) -> None:
     assert len(r1["routes"]) < len(quick.links)
     bottleneck = quick.link("bottleneck")
     core = next(p for p in r1["ports"] if p["name"] == bottleneck.a_to_b.port)
+    # what arrives on a port is its peer's sending direction (sizes the receive ring)
+    assert core["rx_capacity_bps"] == bottleneck.b_to_a.capacity_bps
     assert core["egress"]["queue"]["kind"] == "xcp" and core["ingress"] is None
     whole = quick.engine_file(None, "/tmp/x.sock")
     assert [r["name"] for r in whole["routers"]] == ["r1", "r2"] and whole["seed"] == 1
