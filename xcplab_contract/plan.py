@@ -70,6 +70,15 @@ class Neighbour:
 
 
 @dataclass(frozen=True)
+class NodeLimits:
+    """A node's resource limits (spec `nodes.NAME.limits`), applied by backends that can
+    (docker: the container's cpuset and memory cgroups); None fields: not limited."""
+
+    cpuset: str | None = None  # "0", "0-1", "0,2"
+    memory_bytes: int | None = None
+
+
+@dataclass(frozen=True)
 class Node:
     name: str
     role: Role
@@ -88,6 +97,7 @@ class Node:
     # Hosts: per-namespace sysctls the flows need, e.g. ("net.ipv4.tcp_sack", "0")
     # when its kernel TCP flows use recovery newreno.
     sysctls: tuple[tuple[str, str], ...] = ()
+    limits: NodeLimits | None = None  # spec nodes.NAME.limits; None: none given
 
 
 @dataclass(frozen=True)

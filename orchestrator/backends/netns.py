@@ -14,6 +14,10 @@ Options (backend settings, `--backend-opt key=value` on the CLI):
   catch-up can undo; the kernel's RT throttling still leaves other processes
   their share of every core.
 
+Per-node limits (spec `nodes.NAME.limits`: cpuset, memory) are refused: the processes
+of every node share this machine's cgroups, and a limit silently not applied would make
+a run look limited when it was not. The docker backend applies them (docs/docker.md).
+
 The option table is the agent's (`xcplab_contract.agent`); this module talks to the
 agent only through its link (JSON lines), never by importing `agents`. `clean` starts
 a short-lived local agent and asks it to remove what runs left on this machine.
@@ -61,7 +65,22 @@ class NetnsBackend(Backend):
         self.agent: AgentLink | None = None
         self._destroyed: dict[str, Any] | None = None
 
+    @classmethod
+    def unsupported(cls, plan: Plan) -> list[str]:
+        limited = [n.name for n in plan.nodes if n.limits is not None]
+        if not limited:
+            return []
+        return [f"nodes.{limited[0]}.limits"
+                + (f" (and {len(limited) - 1} more node(s))" if len(limited) > 1 else "")
+                + f": per-node limits (cpuset, memory) are applied by the docker backend "
+                  f"only; {cls.name} runs every node's processes in this machine's cgroups "
+                  "(run with --backend docker, or remove the limits)"]
+
     def prepare(self, plan: Plan) -> None:
+        refused = self.unsupported(plan)
+        if refused:
+            raise XcplabError(f"the {self.name} backend cannot run this plan: "
+                              + "; ".join(refused))
         if os.geteuid() != 0:
             raise XcplabError("the netns backend needs root (network namespaces)")
         for tool in ("nsenter",):

@@ -10,7 +10,7 @@ link's own round trip (delay a->b + delay b->a).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from orchestrator.plan.captures import plan_captures
 from orchestrator.plan.routing import UNREACHABLE, Hop, RouteMatrix
 from orchestrator.plan.timeline import build_timeline
 from orchestrator.plan.trial import plan_trial
-from orchestrator.spec.resolved import RDirection, ResolvedSpec
+from orchestrator.spec.resolved import RDirection, ResolvedSpec, RNode
 from xcplab_contract import naming
 from xcplab_contract.errors import PlanError
 from xcplab_contract.plan import (
@@ -30,6 +30,7 @@ from xcplab_contract.plan import (
     Link,
     Neighbour,
     Node,
+    NodeLimits,
     Plan,
     Route,
     Stage,
@@ -236,7 +237,7 @@ class Planner:
         self._xcpi_routers = xcpi.xcpi_routers(self.spec)
         self._xcpi_paths = xcpi.cloud_paths(self, flow_rows, self._xcpi_routers)
         links = self.links(path_rtt)
-        nodes = tuple(self.node(n.name, n.role) for n in self.spec.nodes)
+        nodes = tuple(_limited(self.node(n.name, n.role), n) for n in self.spec.nodes)
         flows = tuple(
             Flow(id=f.id, proto=f.proto, cc=f.cc, tool=f.tool, src=f.src, dst=f.dst,
                  src_addr=src_addr, dst_addr=dst_addr, port=f.port, start_s=f.start_s,
@@ -266,3 +267,10 @@ class Planner:
 def make_plan(spec: ResolvedSpec, run_id: str) -> Plan:
     """The plan of one run. Same spec and seed -> same plan except the run id/tag."""
     return Planner(spec, run_id).plan()
+
+
+def _limited(node: Node, spec_node: RNode) -> Node:
+    """`node` with the spec's limits of it (nodes.NAME.limits), if any."""
+    if spec_node.cpuset is None and spec_node.memory_bytes is None:
+        return node
+    return replace(node, limits=NodeLimits(spec_node.cpuset, spec_node.memory_bytes))

@@ -25,6 +25,7 @@ from pydantic_core import CoreSchema
 
 from orchestrator.spec.bounds import MAX_CONCURRENT_OBJECTS, MAX_OBJECTS_PER_FLOW
 from orchestrator.spec.captures import CaptureSpec
+from orchestrator.spec.node_limits import NodeLimits
 from orchestrator.spec.queues import QueueSpec
 from orchestrator.spec.trial_models import DeploymentSpec, TopologySpec, TrafficSpec
 from orchestrator.spec.types import BufferSize, Duration, Name, Probability, Rate, Size
@@ -141,6 +142,7 @@ class LinkSpec(LinkParams):
 class NodeSpec(Strict):
     role: Literal["host", "router"]
     queue: QueueSpec | None = None  # routers: discipline of every direction they emulate
+    limits: NodeLimits | None = None  # CPU set, memory (docker backend; node_limits.py)
 
     @model_validator(mode="after")
     def _queue_on_routers(self) -> NodeSpec:

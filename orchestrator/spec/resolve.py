@@ -242,7 +242,10 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
         if q is None and n.role == "router" and spec.defaults and spec.defaults.router:
             q = spec.defaults.router.queue
         rq = None if n.role == "host" else resolved_queue(q, spec.scale)
-        nodes.append(RNode(name=name, role=n.role, queue=rq))
+        lim = n.limits
+        nodes.append(RNode(name=name, role=n.role, queue=rq,
+                           cpuset=lim.cpuset if lim else None,
+                           memory_bytes=lim.memory if lim else None))
     resolved = ResolvedSpec(
         name=spec.name, description=spec.description, duration_s=spec.duration,
         seed=spec.seed, metrics_interval_s=spec.metrics_interval, scale=spec.scale,

@@ -65,6 +65,9 @@ class RNode(Frozen):
     name: str
     role: Literal["host", "router"]
     queue: RQueue | None = None  # routers
+    # nodes.NAME.limits (orchestrator/spec/node_limits.py); None: not limited
+    cpuset: str | None = None
+    memory_bytes: int | None = None
 
 
 class RFlow(Frozen):

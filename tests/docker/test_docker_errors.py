@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.backends.docker.containers import cgroup_procs_of
-from orchestrator.backends.docker.options import MEMORY_MAX, split_options
+from orchestrator.backends.docker.options import split_options
+from orchestrator.spec.node_limits import MEMORY_MAX
 from xcplab_contract.errors import OptionError
 
 SPEC = Path(__file__).resolve().parents[2] / "experiments" / "quickstart.yaml"
@@ -47,8 +48,10 @@ def test_no_daemon_one_line_nothing_left(tmp_path: Path, env: dict[str, str],
 
 
 @pytest.mark.parametrize("opts,says", [
-    ({"cpuset": "0-"}, "cpuset='0-' (valid: CPU numbers like 0, 0-1 or 0,2)"),
-    ({"cpuset": "4096"}, "cpuset='4096' (valid: CPUs of this machine"),
+    ({"cpuset": "0-"}, "cpuset='0-' (valid: CPU numbers like 0, 0-1 or 0,2-3)"),
+    ({"cpuset": "2-1"}, "cpuset='2-1' (valid: a range is low-high)"),
+    ({"cpuset": "4096"}, "cpuset='4096' (valid: CPU numbers 0 to 1023)"),
+    ({"cpuset": "1000"}, "cpuset='1000' (valid: CPUs of this machine"),
     ({"memory": "8m"}, "memory='8m' (valid: an integer with unit k, m or g, from 16m"),
     ({"memory": "17g"}, "from 16m to 16g"),
     ({"memory": "lots"}, "memory='lots'"),
@@ -75,3 +78,18 @@ def test_cgroup_procs_of_this_process() -> None:
     for f in files:
         assert f.endswith("/cgroup.procs")
         assert str(os.getpid()) in Path(f).read_text().split()
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("env", [{"DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+                                 {"DOCKER_HOST": "",
+                                  "XCPLAB_DOCKERD_RUN": "/nonexistent/xcplab-docker"}])
+def test_plain_clean_without_a_daemon_says_nothing_of_docker(env: dict[str, str]) -> None:
+    """Plain `xcplab clean` also removes docker runs' containers when a daemon answers;
+    when none does, it cleans the netns part as before, with no word about docker."""
+    run_id = "three-20260101T000004-" + os.urandom(2).hex()  # never ran: nothing to clean
+    res = subprocess.run([sys.executable, "-m", "orchestrator.cli", "clean", run_id],
+                         capture_output=True, text=True, check=False, timeout=60,
+                         env={**os.environ, **env})
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert "docker" not in res.stdout.lower() and "container" not in res.stdout, res.stdout

@@ -84,7 +84,9 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
     cli = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "run", str(spec),
                             "--out", str(tmp_path / "runs"), "--run-id", run_id,
                             "--backend", "docker", "--backend-opt", "cpuset=0",
-                            "--backend-opt", "memory=128m", "--no-progress"],
+                            "--backend-opt", "memory=128m", "--no-progress",
+                            # h1's own memory limit (spec nodes.h1.limits) over the option's
+                            "--set", "nodes.h1.limits.memory=96MiB"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         st = wait_client_recorded(run_id, 60)
@@ -95,7 +97,14 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
         h1 = docker_cli.run("inspect", "--format", "{{.Id}} {{.HostConfig.Memory}} "
                             "{{.HostConfig.CpusetCpus}}", f"xcplab-{run_tag(run_id)}-h1")
         cid, mem, cpus = h1.split()
-        assert (int(mem), cpus) == (128 << 20, "0")
+        assert (int(mem), cpus) == (96 << 20, "0")
+        r1 = docker_cli.run("inspect", "--format", "{{.HostConfig.Memory}} "
+                            "{{.HostConfig.CpusetCpus}}", f"xcplab-{run_tag(run_id)}-r1")
+        assert r1.split() == [str(128 << 20), "0"]
+        (facts,) = (tmp_path / "runs").glob("*/logs/docker.json")
+        assert json.loads(facts.read_text())["limits"] == {
+            "cpuset": "0", "memory_bytes": 128 << 20,
+            "per_node": {"h1": {"cpuset": "0", "memory_bytes": 96 << 20}}}
         cgroups = Path(f"/proc/{client['pid']}/cgroup").read_text()
         assert f"memory:/docker/{cid}" in cgroups and f"cpuset:/docker/{cid}" in cgroups
         assert os.sched_getaffinity(client["pid"]) == {0}
@@ -115,7 +124,9 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
         cli.wait(10)
         assert len(_left(docker_cli, run_id)) == 3
         assert len(netns_with(run_tag(run_id))) == 3
-        res = xcplab("clean", "--backend", "docker", run_id, timeout=120)
+        # plain clean, no --backend: the daemon answers, so the containers go too
+        assert run_id in xcplab("clean", "--list", timeout=60).stdout.split()
+        res = xcplab("clean", run_id, timeout=120)
         assert res.returncode == 0, res.stderr
         assert "removed 3 namespaces" in res.stdout and "3 containers" in res.stdout
         assert _left(docker_cli, run_id) == []

@@ -30,9 +30,9 @@ from orchestrator.backends.agent_link import AgentLink
 from orchestrator.backends.docker import containers, images
 from orchestrator.backends.docker.cli import DockerCli
 from orchestrator.backends.docker.daemon import Daemon, connect
-from orchestrator.backends.docker.options import split_options
+from orchestrator.backends.docker.options import Limits, check_online, split_options
 from xcplab_contract.agent import CleanReport, CleanResult
-from xcplab_contract.errors import XcplabError
+from xcplab_contract.errors import OptionError, XcplabError
 from xcplab_contract.plan import Plan
 
 ENGINE_LAYOUTS = {
@@ -53,8 +53,19 @@ class DockerBackend(netns.NetnsBackend):
         self.run_id: str | None = None
         self.images: dict[str, dict[str, object]] = {}
 
+    @classmethod
+    def unsupported(cls, plan: Plan) -> list[str]:
+        return []  # per-node limits: the containers' (netns refuses them)
+
     def prepare(self, plan: Plan) -> None:
         super().prepare(plan)  # root, nsenter, the tools the agent starts
+        for n in plan.nodes:
+            if n.limits is not None and n.limits.cpuset is not None:
+                try:
+                    check_online("spec", f"nodes.{n.name}.limits.cpuset", n.limits.cpuset)
+                except OptionError as e:
+                    raise XcplabError(f"nodes.{n.name}.limits.cpuset: {n.limits.cpuset!r} "
+                                      f"names CPUs this machine does not have ({e.valid})") from e
         self.daemon = connect(start=False)  # started by the user, never per run
         self.cli = DockerCli(self.daemon)
         self.images = images.check(self.cli, {n.role for n in plan.nodes})
@@ -65,9 +76,11 @@ class DockerBackend(netns.NetnsBackend):
         logs = self.run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
+        per_node = {n.name: self.limits.over(n.limits) for n in plan.nodes
+                    if n.limits is not None}
         ids = containers.create_all(self.cli, plan.run_id,
                                     [(n.name, n.netns, n.role) for n in plan.nodes],
-                                    self.limits)
+                                    self.limits, per_node)
         t1 = time.monotonic()
         containers.start_all(self.cli, ids)
         found = containers.inspect(self.cli, ids)
@@ -75,7 +88,7 @@ class DockerBackend(netns.NetnsBackend):
         attach = {n.netns: {"pid": found[n.name][1],
                             "cgroup_procs": containers.cgroup_procs_of(found[n.name][1])}
                   for n in plan.nodes}
-        facts = self._provenance({n: cid for n, (cid, _) in found.items()})
+        facts = self._provenance({n: cid for n, (cid, _) in found.items()}, per_node)
         (logs / "docker.json").write_text(json.dumps(facts, indent=1) + "\n")
         self.agent = AgentLink(list(netns.AGENT_ARGV), logs / "agent.stderr")
         result = self.agent.call("apply", plan=plan.to_dict(), machine="local",
@@ -86,12 +99,15 @@ class DockerBackend(netns.NetnsBackend):
         return {**result, "provenance": {k: v for k, v in facts.items() if k != "containers"},
                 "containers": facts["containers"]}
 
-    def _provenance(self, ids: dict[str, str]) -> dict[str, Any]:
+    def _provenance(self, ids: dict[str, str], per_node: dict[str, Limits]) -> dict[str, Any]:
         assert self.daemon and self.cli
         server = self.cli.run("version", "--format", "{{.Server.Version}}").strip()
         per = str(self.options.get("engine_per", "machine"))
+        # limits: every container's (the options'); per_node: those with their own
+        limits = {**self.limits.describe(),
+                  "per_node": {n: lim.describe() for n, lim in sorted(per_node.items())}}
         return {"dockerd": {**self.daemon.describe(), "version": server},
-                "images": self.images, "limits": self.limits.describe(),
+                "images": self.images, "limits": limits,
                 "engine_layout": ENGINE_LAYOUTS[per], "tools": "nsenter (build-tree binaries)",
                 "containers": ids}
 
@@ -112,20 +128,7 @@ class DockerBackend(netns.NetnsBackend):
               options: dict[str, Any] | None = None) -> CleanResult:
         _, agent_options = split_options(dict(options or {}))
         res = super().clean(runs, include_running=include_running, options=agent_options)
-        cli = DockerCli(connect(start=False))
-        left = containers.of_run(cli, None)
-        wanted = list(runs) if runs is not None else [r for r in left if r not in res.live]
-        by_run = {r.run_id: r for r in res.reports}
-        for run in wanted:
-            ids = left.get(run, [])
-            if not ids:
-                continue
-            containers.remove(cli, ids)
-            rep = by_run.get(run)
-            if rep is None:
-                rep = by_run[run] = CleanReport(run)
-                res.reports.append(rep)
-            rep.containers = [i[:12] for i in ids]
+        remove_containers(DockerCli(connect(start=False)), runs, res)
         return res
 
     @classmethod
@@ -137,3 +140,30 @@ class DockerBackend(netns.NetnsBackend):
         except XcplabError:
             pass  # no daemon: no container can be running
         return sorted(found)
+
+
+def reachable_cli() -> DockerCli | None:
+    """The docker CLI against the daemon a docker run would have used (DOCKER_HOST's, or
+    the project's when it runs), or None when there is no CLI or no daemon answers."""
+    try:
+        return DockerCli(connect(start=False))
+    except XcplabError:
+        return None
+
+
+def remove_containers(cli: DockerCli, runs: Sequence[str] | None, res: CleanResult) -> None:
+    """Remove the containers labelled with `runs` (None: every run's but those `res` found
+    still running), adding them to `res`'s reports."""
+    left = containers.of_run(cli, None)
+    wanted = list(runs) if runs is not None else [r for r in left if r not in res.live]
+    by_run = {r.run_id: r for r in res.reports}
+    for run in wanted:
+        ids = left.get(run, [])
+        if not ids:
+            continue
+        containers.remove(cli, ids)
+        rep = by_run.get(run)
+        if rep is None:
+            rep = by_run[run] = CleanReport(run)
+            res.reports.append(rep)
+        rep.containers = [i[:12] for i in ids]

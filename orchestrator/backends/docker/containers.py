@@ -59,14 +59,18 @@ def cgroup_procs_of(pid: int, root: Path = CGROUP_ROOT) -> list[str]:
 
 
 def create_all(cli: DockerCli, run_id: str, nodes: list[tuple[str, str, str]],
-               limits: Limits) -> list[str]:
-    """Create (not start) one container per (node, netns name, role); returns their ids."""
+               limits: Limits, per_node: dict[str, Limits] | None = None) -> list[str]:
+    """Create (not start) one container per (node, netns name, role); returns their ids.
+    Each gets `per_node[node]` when given (the spec's limits over the options'), else
+    `limits`."""
+    per_node = per_node or {}
 
     def one(n: tuple[str, str, str]) -> str:
         node, name, role = n
+        mine = per_node.get(node, limits)
         return cli.run("create", "--name", name, "--hostname", node[:63],
                        "--label", f"{LABEL_RUN}={run_id}", "--label", f"{LABEL_NODE}={node}",
-                       "--network", "none", *limits.run_args(), IMAGES[role],
+                       "--network", "none", *mine.run_args(), IMAGES[role],
                        "sleep", "infinity", node=node).strip()
 
     with ThreadPoolExecutor(PARALLEL) as pool:

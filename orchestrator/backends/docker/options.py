@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.spec.node_limits import MEMORY_MAX, MEMORY_MIN, cpus_of
 from xcplab_contract.agent import check_options
 from xcplab_contract.errors import OptionError
+from xcplab_contract.plan import NodeLimits
 
 DOCKER_KEYS = ("cpuset", "memory")
-MEMORY_MIN = 16 << 20  # below this a host's xcpperf buffers do not fit
-MEMORY_MAX = 16 << 30  # 2/3 of the 24 GiB machines this is built for
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
@@ -41,29 +41,29 @@ class Limits:
     def describe(self) -> dict[str, Any]:
         return {"cpuset": self.cpuset, "memory_bytes": self.memory_bytes}
 
+    def over(self, node: NodeLimits | None) -> Limits:
+        """These limits with a node's own (spec nodes.NAME.limits) taking precedence."""
+        if node is None:
+            return self
+        return Limits(node.cpuset if node.cpuset is not None else self.cpuset,
+                      node.memory_bytes if node.memory_bytes is not None
+                      else self.memory_bytes)
 
-def _cpus(text: str) -> set[int]:
-    out: set[int] = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        a, b = int(lo), int(hi or lo)
-        if b < a:
-            raise ValueError(part)
-        out |= set(range(a, b + 1))
-    return out
+
+def check_online(owner: str, key: str, cpuset: str) -> None:
+    """OptionError unless every CPU of `cpuset` is one this process may run on."""
+    online = os.sched_getaffinity(0)
+    if not cpus_of(cpuset) <= online:
+        raise OptionError(owner, key, cpuset,
+                          f"CPUs of this machine: {','.join(map(str, sorted(online)))}")
 
 
 def parse_cpuset(text: str) -> str:
-    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", text):
-        raise OptionError("docker backend", "cpuset", text, "CPU numbers like 0, 0-1 or 0,2")
     try:
-        want = _cpus(text)
+        cpus_of(text)
     except ValueError as e:
-        raise OptionError("docker backend", "cpuset", text, "ranges low-high") from e
-    online = os.sched_getaffinity(0)
-    if not want <= online:
-        raise OptionError("docker backend", "cpuset", text,
-                          f"CPUs of this machine: {','.join(map(str, sorted(online)))}")
+        raise OptionError("docker backend", "cpuset", text, str(e).split(": ", 1)[1]) from e
+    check_online("docker backend", "cpuset", text)
     return text
 
 
