@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agents import ethtool, nsops, rtnl
+from agents import ethtool, nsops, rtnl, vxlan
 from agents.share import Iface, Namespace, Share
 from xcplab_contract.errors import BackendError
 
@@ -127,6 +127,8 @@ def _configure_all(share: Share, dep: Deployment, home: int) -> None:
     for v in share.veths:
         by_ns[v.a.ns].append(v.a)
         by_ns[v.b.ns].append(v.b)
+    for t in share.tunnels:
+        by_ns[t.end.ns].append(t.end)
     for ns in share.namespaces:
         with nsops.inside(dep.ns_fds[ns.name], home):
             try:
@@ -152,6 +154,10 @@ def deploy(share: Share, on_namespace: Callable[[str], None] = lambda _n: None,
             nsops.setns_fd(home)
             t1 = time.monotonic()
             _create_veths(share, dep)
+            try:
+                vxlan.create(share.tunnels, dep.ns_fds)
+            except OSError as e:
+                raise _fail("(tunnels)", "create VXLAN tunnels", e) from e
             t2 = time.monotonic()
             _configure_all(share, dep, home)
             t3 = time.monotonic()

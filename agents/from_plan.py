@@ -11,8 +11,9 @@ Router modes:
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
-from agents.share import Iface, Namespace, Neigh, Route, Share, Veth
+from agents.share import Iface, Namespace, Neigh, Route, Share, Tunnel, Veth
 from xcplab_contract.agent import check_option
 from xcplab_contract.plan import Plan
 
@@ -30,8 +31,13 @@ def machine_nodes(plan: Plan, machine: str) -> list[str]:
     return [n.name for n in plan.nodes if n.machine == machine]
 
 
-def share_for(plan: Plan, machine: str = "local", router_mode: str = "engine") -> Share:
+def share_for(plan: Plan, machine: str = "local", router_mode: str = "engine",
+              tunnels: list[dict[str, Any]] | None = None) -> Share:
+    """`tunnels`: the cluster backend's VXLAN records (orchestrator/cluster/vxlan.py
+    `Tunnel` as a dict: link, vni, a_machine, a_address, b_machine, b_address,
+    inner_mtu) for links crossing machines; this machine builds its end of each."""
     check_option("agent", "router_mode", router_mode)
+    by_link = {t["link"]: t for t in tunnels or ()}
     mine = set(machine_nodes(plan, machine))
     share = Share(run_id=plan.run_id, tag=plan.run_tag,
                   meta={"machine": machine, "router_mode": router_mode})
@@ -66,5 +72,15 @@ def share_for(plan: Plan, machine: str = "local", router_mode: str = "engine") -
                               addrs=(ep.ipv4,) if with_addr else (), alias=itf.alias))
         if link.a.node in mine and link.b.node in mine:
             share.veths.append(Veth(ends[0], ends[1]))
-        # links crossing machines are the cluster backend's business (VXLAN)
+        elif link.id in by_link and (link.a.node in mine or link.b.node in mine):
+            t = by_link[link.id]
+            here = 0 if link.a.node in mine else 1
+            side, other = ("a", "b") if here == 0 else ("b", "a")
+            if t[f"{side}_machine"] != machine:
+                raise ValueError(f"tunnel of link {link.id} puts its {side} end on "
+                                 f"{t[side + '_machine']}, the plan on {machine}")
+            end = ends[here]
+            share.tunnels.append(Tunnel(
+                Iface(end.ns, end.name, end.mac, int(t["inner_mtu"]), end.addrs, end.alias),
+                int(t["vni"]), str(t[f"{side}_address"]), str(t[f"{other}_address"])))
     return share

@@ -4,8 +4,11 @@ Protocol (one JSON object per line; the same over a pipe or an SSH channel):
 
   request  {"id": 1, "cmd": "apply", "plan": {...}, "machine": "local",
             "log_dir": "/path", "options": {"router_mode": "engine", "engine_per": "machine"},
-            "attach": {"NETNS": {"pid": 123, "cgroup_procs": [...]}}}  (optional:
+            "attach": {"NETNS": {"pid": 123, "cgroup_procs": [...]}},  (optional:
                                           namespaces of containers, named not created)
+            "tunnels": [{"link": "r1-r2", "vni": 77, "a_machine": "m1", "a_address": ...,
+                         "b_machine": "m2", "b_address": ..., "inner_mtu": 1500}, ...]}
+                                          (optional, cluster: VXLAN for crossing links)
            {"id": 2, "cmd": "start", "at": null}  play the timeline from now (or from
                                           wall-clock `at`, epoch seconds), stream samples
            {"id": 3, "cmd": "stop"}       stop playing/sampling early
@@ -15,7 +18,7 @@ Protocol (one JSON object per line; the same over a pipe or an SSH channel):
            {"id": 6, "cmd": "clean", "all": true, "include_running": false}
                                           ... every run whose agent has exited (or every run)
            {"id": 7, "cmd": "runs"}       ids of the runs that left state on this machine
-           {"id": 8, "cmd": "ping"}
+           {"id": 8, "cmd": "ping"}       reply {"pong": true, "wall_ns": agent's time_ns}
   reply    {"type": "reply", "id": 1, "ok": true, "result": {...}}
            (clean: xcplab_contract.agent.CleanResult as a dict)
            {"type": "reply", "id": 1, "ok": false, "error": "...", "kind": "BackendError"}
@@ -35,6 +38,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 from agents import nsops
@@ -72,7 +76,7 @@ def handle(rt: AgentRuntime, req: dict[str, Any]) -> tuple[dict[str, Any], bool]
     cmd = req.get("cmd")
     if cmd == "apply":
         return rt.apply(req["plan"], req.get("machine", "local"), req["log_dir"],
-                        req.get("options"), req.get("attach")), False
+                        req.get("options"), req.get("attach"), req.get("tunnels")), False
     if cmd == "start":
         return rt.start(req.get("at")), False
     if cmd == "stop":
@@ -86,7 +90,8 @@ def handle(rt: AgentRuntime, req: dict[str, Any]) -> tuple[dict[str, Any], bool]
     if cmd == "runs":
         return {"runs": list_runs()}, False
     if cmd == "ping":
-        return {"pong": True}, False
+        # the agent's wall clock: the controller estimates its offset (start barrier)
+        return {"pong": True, "wall_ns": time.time_ns()}, False
     raise ProtocolError(str(cmd), f"unknown command (valid: {', '.join(COMMANDS)})")
 
 

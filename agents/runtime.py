@@ -70,8 +70,11 @@ class AgentRuntime:
     # -- apply ------------------------------------------------------------
     def apply(self, plan_data: dict[str, Any], machine: str, log_dir: str,
               options: dict[str, Any] | None = None,
-              attach: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-        """attach {namespace: {"pid": int, "cgroup_procs": [path, ...]}}: namespaces that
+              attach: dict[str, dict[str, Any]] | None = None,
+              tunnels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """tunnels: VXLAN records of the links crossing machines (cluster backend,
+        `agents.from_plan.share_for`).
+        attach {namespace: {"pid": int, "cgroup_procs": [path, ...]}}: namespaces that
         are containers' (docker backend): named instead of created, and the processes
         started in them join those cgroups (the containers' CPU set and memory limits)."""
         attach = attach or {}
@@ -82,12 +85,13 @@ class AgentRuntime:
         self.machine = machine
         self.mine = set(machine_nodes(plan, machine))
         mode = self.options["router_mode"]
-        share = share_for(plan, machine, mode)
+        share = share_for(plan, machine, mode, tunnels)
         st = self.state = RunState(plan.run_id, plan.run_tag, agent_pid=os.getpid(),
                                    agent_starttime=proc_starttime(os.getpid()))
         st.namespaces = [ns.name for ns in share.namespaces]  # before anything exists
         st.save(self.state_root)
         state_dir = RunState.dir_for(plan.run_id, self.state_root)
+        Path(log_dir).mkdir(parents=True, exist_ok=True)  # a cluster machine's is new
         self.procs = ProcessTable(st, Path(log_dir), self.state_root,
                                   {ns: list(a.get("cgroup_procs", [])) for ns, a in attach.items()})
         t0 = time.monotonic()
@@ -115,7 +119,8 @@ class AgentRuntime:
         self.sampler = self._make_sampler(dirs)
         timings.update(deploy_s=t1 - t0, engines_s=t2 - t1, servers_s=time.monotonic() - t2)
         return {"timings": timings, "namespaces": len(share.namespaces),
-                "links": len(share.veths), "engines": [g.name for g in self.groups]}
+                "links": len(share.veths), "tunnels": len(share.tunnels),
+                "engines": [g.name for g in self.groups]}
 
     def _ns(self, node: str) -> str:
         assert self.plan

@@ -28,6 +28,19 @@ class Veth:
 
 
 @dataclass(frozen=True)
+class Tunnel:
+    """One end of a link whose other end is on another machine: a VXLAN device named
+    and addressed like the plan's interface (`end`), created in the end's namespace
+    while its UDP socket stays in the agent's own (underlay) namespace."""
+
+    end: Iface
+    vni: int
+    local: str  # underlay address of this machine
+    remote: str  # underlay address of the other end's machine
+    port: int = 4789
+
+
+@dataclass(frozen=True)
 class Route:
     dst: str  # "a.b.c.d/len" or "default"
     dev: str
@@ -70,6 +83,7 @@ class Share:
     tag: str  # short run tag used in namespace names: xcplab-<tag>-<node>
     namespaces: list[Namespace] = field(default_factory=list)
     veths: list[Veth] = field(default_factory=list)
+    tunnels: list[Tunnel] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property

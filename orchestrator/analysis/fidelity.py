@@ -11,6 +11,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,12 @@ class Thresholds:
     # The runner plays the timeline with millisecond accuracy; an event 10 ms late
     # (a quarter of a typical RTT) moves what the experiment measures.
     max_event_lateness_ms: float = 10.0
+    # Machines of a cluster run start together within the start skew bound (the two
+    # largest clock-offset error bounds, orchestrator/backends/cluster/barrier.py): a
+    # skew counts like a late timeline event, so above max_event_lateness_ms the run is
+    # unfaithful; above this it is a warning (events are judged to 10 ms, links to
+    # fractions of their delay).
+    warn_start_skew_ms: float = 1.0
     # A sampling interval more than this many times the nominal one is a gap.
     gap_factor: float = 2.5
 
@@ -261,3 +268,22 @@ def check_router_mode(router_mode: str | None, has_routers: bool | None) -> list
     return [("router_mode=kernel: the routers forwarded with Linux and emulated nothing "
             "(no capacity, delay, buffer, loss or XCP): the run does not measure the "
             "configured links")]
+
+
+def check_start_skew(cluster: dict[str, Any] | None, th: Thresholds) -> tuple[list[str],
+                                                                          list[str]]:
+    """(problems, warnings) of a cluster run's start barrier: its machines' t = 0 may
+    differ by up to `start_skew_bound_ms`; the clock offsets are in the same record."""
+    if not cluster or "start_skew_bound_ms" not in cluster:
+        return [], []
+    skew = float(cluster["start_skew_bound_ms"])
+    offsets = ", ".join(f"{m} {c['offset_ms']:+.3f} ms (+-{c['error_bound_ms']:.3f})"
+                        for m, c in sorted((cluster.get("clock") or {}).items()))
+    what = (f"start barrier: machines started within {skew:.3f} ms of each other "
+            f"(clock offsets {offsets})")
+    if skew > th.max_event_lateness_ms:
+        return [f"{what}, more than the {th.max_event_lateness_ms:g} ms a timeline event "
+                "may be late"], []
+    if skew > th.warn_start_skew_ms:
+        return [], [f"{what}, more than {th.warn_start_skew_ms:g} ms"]
+    return [], []

@@ -26,6 +26,7 @@ from orchestrator.analysis.fidelity import (
     check_link_rates,
     check_router_mode,
     check_sampling,
+    check_start_skew,
     check_timeline,
 )
 from orchestrator.analysis.flows import split_flows, summarize_flows
@@ -110,7 +111,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
                                 "procs": m.procs},
                                ctx.metrics_interval_s(), th)
     extra = dict(extra or {})
-    warnings: list[str] = []
+    skew_problems, warnings = check_start_skew((extra.get("deploy") or {}).get("cluster"), th)
+    problems += skew_problems
     dropped = extra.get("influx_points_dropped")
     if isinstance(dropped, int) and dropped > 0:
         # Not an emulation fault: the numbers stand and are judged, but the live

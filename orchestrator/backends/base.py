@@ -1,6 +1,6 @@
 """The backend interface: realise a plan, run it, tear it down.
 
-Small on purpose (prepare / apply / start / messages / exec / collect / destroy)
+Small on purpose (place / prepare / apply / start / messages / exec / collect / destroy)
 and a context manager: leaving the `with` block always destroys, whatever
 happened inside it. Two verbs need no run in hand and are class methods: `clean`
 (remove what runs left on the backend's machines, e.g. after a crash) and
@@ -33,6 +33,11 @@ class Backend(ABC):
     def unsupported(cls, plan: Plan) -> list[str]:
         """What of `plan` this backend cannot realise, one sentence per feature (pure)."""
         return []
+
+    def place(self, plan: Plan) -> Plan:
+        """The plan this backend realises, before it is written to plan.json: the cluster
+        backend assigns every node a machine; one-machine backends keep it as it is."""
+        return plan
 
     @abstractmethod
     def prepare(self, plan: Plan) -> None:

@@ -1,4 +1,5 @@
-"""`xcplab plan SPEC [--json] [--set path=value ...]`: print the plan; touches nothing."""
+"""`xcplab plan SPEC [--json] [--set path=value ...] [--inventory INV.yaml]`: print the plan;
+touches nothing."""
 
 from __future__ import annotations
 
@@ -22,11 +23,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run id to plan for (names carry its tag; default: dry-run)")
     p.add_argument("--graph", metavar="OUT.png|OUT.svg", default=None,
                    help="also draw the topology, routers coloured by queue kind")
+    p.add_argument("--inventory", metavar="INV.yaml", default=None,
+                   help="place the nodes on these machines (the cluster backend's placement, "
+                        "part of the plan: each node's `machine`)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(load_spec(args.spec, args.overrides), args.run_id)
+    if args.inventory:
+        from orchestrator.cluster.load import load_inventory
+        from orchestrator.cluster.placement import place
+
+        plan, _cost = place(plan, load_inventory(args.inventory))
     for w in warnings(plan):
         print(f"{args.spec}: warning: {w}", file=sys.stderr)
     if args.graph:

@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend-opt", dest="backend_opts", action="append", default=[],
                    metavar="KEY=VALUE", help="backend setting, e.g. router_mode=kernel "
                    "(Linux forwarding, no link emulation) or engine_per=router")
+    p.add_argument("--inventory", metavar="INV.yaml", help="the machines of --backend cluster "
+                   "(same as --backend-opt inventory=INV.yaml; docs/cluster.md)")
     p.add_argument("--run-id", help="use this run id instead of a generated one")
     p.add_argument("--no-progress", action="store_true", help="plain log lines, no progress bar")
     p.add_argument("--twin", choices=["ns2"], help="also run the spec in ns-2.35 (first, into "
@@ -51,8 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _backend_options(pairs: list[str]) -> dict[str, str]:
-    out = {}
+def _backend_options(pairs: list[str], inventory: str | None = None) -> dict[str, str]:
+    out = {"inventory": str(Path(inventory).resolve())} if inventory else {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
@@ -79,7 +81,8 @@ def result_tables(res: RunResult) -> list[Table]:
 def run(args: argparse.Namespace) -> int:
     if args.twin:
         return run_twin(args)
-    res = _execute(args, args.backend, args.run_id, _backend_options(args.backend_opts))
+    res = _execute(args, args.backend, args.run_id,
+                   _backend_options(args.backend_opts, args.inventory))
     _print_result(res)
     return exit_code(res.status, res.summary)
 
@@ -146,7 +149,8 @@ def run_twin(args: argparse.Namespace) -> int:
     run_id = check_run_id(args.run_id) if args.run_id else new_run_id(name)
     twin_res = _execute(args, args.twin, f"{run_id}-{args.twin}", {})
     _print_result(twin_res)
-    res = _execute(args, args.backend, run_id, _backend_options(args.backend_opts))
+    res = _execute(args, args.backend, run_id,
+                   _backend_options(args.backend_opts, args.inventory))
     _print_result(res)
     Console().print(comparison_table(f"{name}: paper | ns-2 | xcplab", HEADER,
                                      comparison_rows([twin_res.summary], [res.summary])))

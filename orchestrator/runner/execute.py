@@ -131,6 +131,7 @@ def execute_run(spec_path: Path | None = None, *, spec_text: str | None = None, 
     backend_cls = get_backend(backend)
     run_dir = Path(out_dir).resolve() / run_id
     be = backend_cls(run_dir, backend_options)
+    plan = be.place(plan)  # the cluster backend's machines: part of plan.json
     be.prepare(plan)
 
     run_dir.mkdir(parents=True, exist_ok=False)

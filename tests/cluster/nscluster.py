@@ -131,17 +131,29 @@ class NsCluster:
                 "-o", "StrictHostKeyChecking=yes", "-i", str(self.root / "id_ed25519"),
                 f"root@{self.address(i)}", *remote]
 
-    def _write_inventory(self) -> None:
+    def set_underlay_mtu(self, mtu: int) -> Path:
+        """Give the whole underlay (bridge, its ports, each machine's eth0) `mtu`, and
+        return an inventory saying so (jumbo frames: the cluster backend's VXLAN then
+        carries emulated 1500-byte packets unchanged). Undo with set_underlay_mtu(1500)."""
+        for m in self.machines:  # the bridge's ports first: it may not exceed them
+            _run("ip", "-n", self.ns(m), "link", "set", "eth0", "mtu", str(mtu))
+            _run("ip", "-n", self.ctl_ns, "link", "set", f"u-{m}", "mtu", str(mtu))
+        _run("ip", "-n", self.ctl_ns, "link", "set", "underlay", "mtu", str(mtu))
+        path = self.root / f"inventory-mtu{mtu}.yaml"
+        self._write_inventory(mtu, path)
+        return path
+
+    def _write_inventory(self, mtu: int = 1500, path: Path | None = None) -> None:
         lines = [f"name: xcl-{self.cluster_id}", "known_hosts: known_hosts", "machines:"]
         for i, m in enumerate(self.machines):
             lines += [f"  - name: {m}", f"    address: {self.address(i)}",
                       "    ssh: {user: root, key: id_ed25519, port: 22}",
                       f"    cores: {os.cpu_count() or 1}", "    nic_capacity: 10Gbps",
-                      "    mtu: 1500", f"    roles: [{'routers' if i == 0 else 'hosts'}]",
+                      f"    mtu: {mtu}", f"    roles: [{'routers' if i == 0 else 'hosts'}]",
                       f"    prefix: {self.prefix(m)}",
                       # the interpreter these tests run on has the agent's dependencies
                       f"    python: {sys.executable}"]
-        self.inventory.write_text("\n".join(lines) + "\n")
+        (path or self.inventory).write_text("\n".join(lines) + "\n")
 
     def save(self) -> None:
         (self.root / "cluster.json").write_text(json.dumps(asdict(self), default=str))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,10 @@ from xcplab_contract.errors import BackendError
 def test_ping_errors_and_exit_on_eof(tmp_path: Path) -> None:
     link = AgentLink([sys.executable, "-m", "agents.main"], tmp_path / "agent.stderr")
     try:
-        assert link.call("ping", timeout_s=30) == {"pong": True}
+        before = time.time_ns()
+        pong = link.call("ping", timeout_s=30)
+        # the agent's wall clock, for the cluster backend's offsets (same host: in between)
+        assert pong["pong"] is True and before <= pong["wall_ns"] <= time.time_ns()
         with pytest.raises(BackendError, match=r"'fly': unknown command \(valid: apply, start"):
             link.call("fly", timeout_s=10)
         with pytest.raises(BackendError, match="KeyError"):
