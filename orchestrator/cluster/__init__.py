@@ -8,6 +8,6 @@
     placed, cost = place(plan, inv)          # node -> machine (networkx), or PlanError
     tunnels(placed, inv)                     # VXLAN per crossing link: VNI, name, MTU, commands
 
-Running a placed plan across agents (channel, start barrier, tunnels built by the agents)
-is not here yet (docs/cluster.md says exactly what is missing).
+Running a placed plan across agents (SSH channel, start barrier, tunnels built by the
+agents) is the cluster backend's: orchestrator/backends/cluster/ (docs/cluster.md).
 """

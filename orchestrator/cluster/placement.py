@@ -15,8 +15,8 @@ Partitioning (networkx graph): grow parts along a breadth-first order from a per
 vertex (neighbours land together), each up to its share of the load, then move
 boundary vertices to the neighbouring part that lowers the crossing capacity most
 while loads stay within IMBALANCE of their share (a few Fiduccia-Mattheyses-style
-passes, bounded). Links that end up crossing machines need VXLAN, which is not built
-yet (docs/cluster.md).
+passes, bounded). Links that end up crossing machines become VXLAN tunnels (vxlan.py),
+built by the agents during a run (orchestrator/backends/cluster/).
 """
 
 from __future__ import annotations
