@@ -15,6 +15,7 @@ from orchestrator.api.deps import get_settings
 from orchestrator.api.progress_hub import ProgressHub
 from orchestrator.api.routes import experiments, health, runs, sweeps
 from orchestrator.api.web import install as install_web
+from orchestrator.dashboards import install as install_dashboards
 from orchestrator.service.app_state import Service
 from orchestrator.service.runfn import RunFunction
 from orchestrator.service.settings import Settings
@@ -55,4 +56,5 @@ def create_app(*, settings: Settings | None = None, run_fn: RunFunction | None =
     for module in (health, experiments, runs, sweeps):
         app.include_router(module.router, prefix=API_PREFIX)
     install_web(app)  # the pages under /ui (docs/web.md)
+    install_dashboards(app)  # the dashboards under /dashboards (docs/grafana.md)
     return app

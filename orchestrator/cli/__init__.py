@@ -18,7 +18,7 @@ from xcplab_contract.errors import SpecError, XcplabError
 # Order shown in --help.
 COMMANDS = [
     "validate", "plan", "run", "sweep", "runs", "clean", "reproduce", "report", "capture",
-    "serve", "user", "schema", "generate", "cluster",
+    "serve", "dashboards", "user", "schema", "generate", "cluster",
 ]
 
 

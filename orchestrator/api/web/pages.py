@@ -33,6 +33,7 @@ from orchestrator.api.web.session import (
     same_origin,
     set_login,
 )
+from orchestrator.dashboards import dashboard_links
 from orchestrator.service import experiments, results, sweeps
 from orchestrator.service.app_state import Service
 from orchestrator.service.errors import Conflict, NotFound, Unauthorized
@@ -55,6 +56,7 @@ def _local_time(t: dt.datetime | None) -> str:
 
 
 TEMPLATES.env.filters["when"] = _local_time
+TEMPLATES.env.globals["dashboard_links"] = dashboard_links  # to the run's dashboards
 
 
 def render(request: Request, name: str, status_code: int = 200, **context: Any) -> Response:
@@ -87,7 +89,7 @@ def _quote(path: str) -> str:
 
 def _safe_next(nxt: str | None) -> str:
     """Only a path of this interface (no open redirect to another site)."""
-    if nxt and nxt.startswith("/ui/") and not nxt.startswith("//"):
+    if nxt and nxt.startswith(("/ui/", "/dashboards/")) and not nxt.startswith("//"):
         return nxt
     return "/ui/"
 
