@@ -26,6 +26,10 @@ def main() -> int:
     args = p.parse_args()
     rs = trial_table.rows(sorted(d for d in args.runs.iterdir() if d.is_dir()))
     print(trial_table.markdown(rs))
+    points = trial_table.aggregate(rs)
+    if any(pt["n"] > 1 for pt in points):
+        print("\nmean ± 95 % confidence interval over the repetitions:\n")
+        print(trial_table.markdown_summary(points))
     if args.plot:
         print(f"figure: {trial_table.plot(rs, args.plot)}", file=sys.stderr)
     return 0

@@ -16,9 +16,14 @@ plan.json (the trial's choice) and summary.json:
   without web traffic; `objects_completed`: the fraction of scheduled objects that
   completed.
 
-`rows(dirs)` gives one dict per run; `markdown(rows)` the table; `plot(rows, out)` one
-panel per figure against the deployment fraction, one line per protocol and strategy
-(fraction 0 and 1 do not depend on the strategy and are drawn on every line).
+`rows(dirs)` gives one dict per run; `markdown(rows)` the per-run table. A trial swept
+with repetitions (`xcplab sweep --repeat K`: each repetition has its own seed, hence its
+own generated topology, deployment and traffic) is summarised by `aggregate(rows)`: one
+point per (protocol, strategy, fraction) with each figure's mean and 95 % Student-t
+interval over the repetitions (orchestrator/analysis/confidence.py); `markdown_summary`
+prints it and `plot(rows, out)` draws it, one panel per figure against the deployment
+fraction, one line per protocol and strategy with the intervals as error bars (fraction 0
+and 1 do not depend on the strategy and are drawn on every line).
 """
 
 from __future__ import annotations
@@ -28,11 +33,14 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from orchestrator.analysis.confidence import Estimate, mean_ci95
 from orchestrator.analysis.jain import jain_index
 
 SEGMENT = 1448  # payload bytes per segment (kernel TCP; xcpperf's 1424 is within 2 %)
 FIGURES = ("bottleneck_util", "jain", "loss", "goodput_mbps")
 WEB_FIGURES = ("fct_p50_s", "fct_p99_s")  # drawn when a run has web traffic
+_FORMATS = {"bottleneck_util": ".3f", "jain": ".3f", "loss": ".4f", "goodput_mbps": ".2f",
+            "fct_p50_s": ".3f", "fct_p99_s": ".3f"}
 
 
 def row(run_dir: Path) -> dict[str, Any]:
@@ -95,33 +103,79 @@ def markdown(rs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def aggregate(rs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One point per (protocol, strategy, fraction): `n` runs, `faithful` of them, and per
+    figure an Estimate (mean, 95 % half-width) or None when no run has the figure.
+    Unfaithful runs are kept (a trial that cannot be emulated faithfully must show it),
+    and counted in `faithful`."""
+    groups: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
+    for r in rs:
+        groups.setdefault((r["protocol"], r["strategy"], r["fraction"] or 0.0), []).append(r)
+    out = []
+    for (proto, strategy, fraction), members in sorted(groups.items()):
+        point: dict[str, Any] = {"protocol": proto, "strategy": strategy,
+                                 "fraction": fraction, "n": len(members),
+                                 "faithful": sum(1 for m in members if m["fidelity_ok"])}
+        for name in FIGURES + WEB_FIGURES:
+            point[name] = mean_ci95(m[name] for m in members)
+        out.append(point)
+    return out
+
+
+def markdown_summary(points: list[dict[str, Any]]) -> str:
+    """The aggregated trial: mean ± 95 % half-width over the repetitions of each point."""
+    web = any(p["fct_p50_s"] is not None for p in points)
+    names = FIGURES + (WEB_FIGURES if web else ())
+    head = ("| protocol | strategy | fraction | runs | faithful | "
+            + " | ".join(n.replace("_", " ") for n in names) + " |")
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    for p in points:
+        cells = [("-" if p[n] is None else p[n].format(_FORMATS[n])) for n in names]
+        lines.append(f"| {p['protocol']} | {p['strategy']} | {p['fraction']:g} | {p['n']} | "
+                     f"{p['faithful']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _lines(points: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Each (protocol, strategy) line with the strategy-free end points added: fraction 0
+    (nothing deployed, protocol "-") and the protocol at fraction 1 (strategy "-")."""
+    base = [p for p in points if p["protocol"] == "-"]
+    lines: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for p in points:
+        if p["protocol"] != "-" and p["strategy"] != "-":
+            lines.setdefault((p["protocol"], p["strategy"]), []).append(p)
+    for (proto, _), pts in lines.items():
+        pts.extend(base + [p for p in points if p["protocol"] == proto and p["strategy"] == "-"])
+    return lines
+
+
 def plot(rs: list[dict[str, Any]], out: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    base = [r for r in rs if r["protocol"] == "-"]
-    lines: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in rs:
-        if r["protocol"] != "-" and r["strategy"] != "-":
-            lines.setdefault((r["protocol"], r["strategy"]), []).append(r)
-    for (proto, _), pts in lines.items():
-        full = [r for r in rs if r["protocol"] == proto and r["strategy"] == "-"]
-        pts.extend(base + full)
-    figures = FIGURES + (WEB_FIGURES if any(r.get("fct_p50_s") is not None for r in rs)
+    points = aggregate(rs)
+    lines = _lines(points)
+    reps = max((p["n"] for p in points), default=1)
+    figures = FIGURES + (WEB_FIGURES if any(p["fct_p50_s"] is not None for p in points)
                          else ())
     fig, axes = plt.subplots(1, len(figures), figsize=(4 * len(figures), 3.4))
     for ax, fig_name in zip(axes, figures, strict=True):
         for (proto, strategy), pts in sorted(lines.items()):
             pts = sorted((p for p in pts if p[fig_name] is not None),
-                         key=lambda p: p["fraction"] or 0)
-            ax.plot([p["fraction"] or 0 for p in pts], [p[fig_name] for p in pts], marker="o",
-                    ls="-" if proto == "xcp" else "--", label=f"{proto} {strategy}")
+                         key=lambda p: p["fraction"])
+            est: list[Estimate] = [p[fig_name] for p in pts]
+            ax.errorbar([p["fraction"] for p in pts], [e.mean for e in est],
+                        yerr=[e.half_width or 0.0 for e in est], marker="o", capsize=3,
+                        ls="-" if proto == "xcp" else "--", label=f"{proto} {strategy}")
         ax.set_xlabel("deployment fraction")
         ax.set_title(fig_name.replace("_", " "), fontsize=10)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(fontsize=7)
+    if reps > 1:
+        fig.suptitle(f"mean and 95 % confidence interval over up to {reps} seeds", fontsize=9)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)

@@ -87,7 +87,9 @@ def sweep(args: argparse.Namespace) -> int:
         print_twin(twin.directory, res.directory)
     done = sum(1 for r in res.rows if r["status"] == "completed")
     console.print(f"{done}/{len(res.rows)} runs completed; table {res.table}"
-                  + (f", plot {res.plot}" if res.plot else ""), highlight=False)
+                  + (f", plot {res.plot}" if res.plot else "")
+                  + (f", trial {res.trial.table} {res.trial.figure}" if res.trial else ""),
+                  highlight=False)
     print(res.directory)
     if res.interrupted:
         return 130

@@ -1,7 +1,8 @@
 """Runs a sweep: validates every grid point first, then one execute_run per point.
 
 Layout: `OUT/<sweep-id>/` holds every run directory (and its .tar.gz),
-`sweep.json` (the parameters, repetitions, seeds), `sweep.csv` and `sweep.png`.
+`sweep.json` (the parameters, repetitions, seeds), `sweep.csv` and `sweep.png`, and for a
+deployment trial `trial.md` and `trial.png` (orchestrator/sweep/trial_report.py).
 The table is rewritten after every run, so an interrupted sweep keeps what it did.
 """
 
@@ -22,6 +23,7 @@ from orchestrator.spec import bounds
 from orchestrator.sweep.grid import Param, Point, check_run_count, expand
 from orchestrator.sweep.plot import plot_sweep
 from orchestrator.sweep.table import make_row, write_table
+from orchestrator.sweep.trial_report import TrialReport, write_trial_report
 from xcplab_contract.errors import XcplabError
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -35,6 +37,7 @@ class SweepResult:
     table: Path
     plot: Path | None
     interrupted: bool = False
+    trial: TrialReport | None = None  # a deployment trial's table and figure
 
 
 def new_sweep_id(experiment: str, now: dt.datetime | None = None) -> str:
@@ -102,4 +105,5 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
     if not rows:
         write_table(rows, table)
     plot = plot_sweep(pd.DataFrame(rows), sdir / "sweep.png") if rows else None
-    return SweepResult(sweep_id, sdir, rows, table, plot, interrupted)
+    return SweepResult(sweep_id, sdir, rows, table, plot, interrupted,
+                       write_trial_report(sdir))

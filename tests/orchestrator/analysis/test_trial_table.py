@@ -64,3 +64,50 @@ def test_web_runs_get_fct_columns_and_panels(tmp_path):
     assert "| FCT p50 s | FCT p99 s |" in table and "| 0.250 | 0.900 |" in table
     assert "| - | - | yes |" in table  # no web traffic: no FCT
     assert trial_table.plot([r], tmp_path / "w.png").stat().st_size > 0
+
+
+def _set_util(d: Path, util: float) -> Path:
+    s = json.loads((d / "summary.json").read_text())
+    s["links"]["r1->r2"]["utilization"] = util
+    (d / "summary.json").write_text(json.dumps(s))
+    return d
+
+
+def test_repetitions_aggregate_to_mean_and_interval(tmp_path):
+    """Three seeds of one point become one row with the mean and t(2)-interval of each
+    figure; an unfaithful repetition stays in and is counted."""
+    runs = [_set_util(_run(tmp_path, f"s{i}", ["r1"], 0.5), u)
+            for i, u in enumerate((0.8, 0.9, 1.0))]
+    s = json.loads((runs[2] / "summary.json").read_text())
+    s["fidelity"] = {"ok": False}
+    (runs[2] / "summary.json").write_text(json.dumps(s))
+    base = _run(tmp_path, "none", [], 0)
+    points = trial_table.aggregate(trial_table.rows([*runs, base]))
+    assert [(p["protocol"], p["n"], p["faithful"]) for p in points] == [("-", 1, 1),
+                                                                         ("xcp", 3, 2)]
+    util = points[1]["bottleneck_util"]  # per run: mean of r1->r2 (u) and r2->r1 (0.5)
+    assert util.mean == pytest.approx((0.65 + 0.7 + 0.75) / 3)
+    assert util.half_width == pytest.approx(4.303 * 0.05 / 3 ** 0.5)
+    assert points[0]["bottleneck_util"].half_width is None
+    table = trial_table.markdown_summary(points)
+    assert "| xcp | core-first | 0.5 | 3 | 2 | 0.700 ± 0.124 |" in table
+    assert trial_table.plot(trial_table.rows([*runs, base]), tmp_path / "ci.png").stat().st_size
+
+
+def test_sweep_writes_the_trial_report_only_for_trials(tmp_path):
+    from orchestrator.sweep.trial_report import write_trial_report
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    assert write_trial_report(sweep) is None
+    plain = sweep / "plain"
+    plain.mkdir()
+    (plain / "plan.json").write_text(json.dumps({"flows": []}))
+    (plain / "summary.json").write_text("{}")
+    assert write_trial_report(sweep) is None  # runs, but none of them a trial
+    for i, u in enumerate((0.8, 1.0)):
+        _set_util(_run(sweep, f"t{i}", ["r1"], 0.5), u)
+    rep = write_trial_report(sweep)
+    assert rep is not None and rep.figure.stat().st_size > 0
+    text = rep.table.read_text()
+    assert "| xcp | core-first | 0.5 | 2 | 2 |" in text and "## Per run" in text
