@@ -326,6 +326,50 @@ class _Expander:
             ids.append(fid)
         self.record.update(matrix=tr.matrix, traffic_seed=seed, traffic_flows=ids)
 
+    def _web_hosts(self, servers_field: int | list[str], clients_field: int | list[str] | None,
+                   names: list[str], rng: random.Random) -> tuple[list[str], list[str]] | None:
+        """The web servers and clients: named hosts as written, or counts drawn with the
+        web seed (servers first, clients among the rest); None after a problem."""
+        path = ("traffic", "web")
+        for field, value in (("servers", servers_field), ("clients", clients_field)):
+            if isinstance(value, list):
+                unknown = [h for h in value if h not in names]
+                if unknown:
+                    self.bad((*path, field), f"{', '.join(map(repr, unknown))} is not a host "
+                             f"of this spec; hosts: {', '.join(names[:12])}"
+                             + (" ..." if len(names) > 12 else ""))
+                    return None
+                if len(set(value)) != len(value):
+                    self.bad((*path, field), "a host is named twice")
+                    return None
+        if isinstance(servers_field, list):
+            servers = sorted(servers_field, key=deployment.natural)
+        else:
+            if servers_field >= len(names):
+                self.bad((*path, "servers"), f"{servers_field} servers among {len(names)} "
+                         "hosts leave no client")
+                return None
+            servers = sorted(rng.sample(names, servers_field), key=deployment.natural)
+        rest = [h for h in names if h not in servers]
+        if isinstance(clients_field, list):
+            both = sorted(set(clients_field) & set(servers))
+            if both:
+                self.bad((*path, "clients"), f"{', '.join(both)} named as server and client; "
+                         "a session's two ends are different hosts")
+                return None
+            return servers, sorted(clients_field, key=deployment.natural)
+        if not rest:
+            self.bad((*path, "servers"), f"{len(servers)} servers among {len(names)} hosts "
+                     "leave no client")
+            return None
+        if clients_field is not None and clients_field > len(rest):
+            self.bad((*path, "clients"), f"{clients_field} clients, but only {len(rest)} "
+                     "hosts are not servers")
+            return None
+        clients = rest if clients_field is None else sorted(rng.sample(rest, clients_field),
+                                                            key=deployment.natural)
+        return servers, clients
+
     def web(self, w: WebSpec, order: list[tuple[str, str]]) -> None:
         """traffic.web: sessions drawn by orchestrator.topology.web, one flow w<n> per
         (server, client) pair with its objects."""
@@ -342,21 +386,12 @@ class _Expander:
                      "connection per object); kernel TCP (iperf3) cannot play an object "
                      "schedule: use xcp, or newreno / hstcp for the TCP baseline")
             return
-        if w.servers >= len(names):
-            self.bad(("traffic", "web", "servers"), f"{w.servers} servers among {len(names)} "
-                     "hosts leave no client")
-            return
-        others = len(names) - w.servers
-        if w.clients is not None and w.clients > others:
-            self.bad(("traffic", "web", "clients"), f"{w.clients} clients, but only {others} "
-                     f"hosts are not servers")
-            return
         seed = _seed(w.seed, self.data)
         rng = random.Random(f"{seed}:web")
-        servers = sorted(rng.sample(names, w.servers), key=deployment.natural)
-        rest = [h for h in names if h not in servers]
-        clients = rest if w.clients is None else sorted(rng.sample(rest, w.clients),
-                                                        key=deployment.natural)
+        picked = self._web_hosts(w.servers, w.clients, names, rng)
+        if picked is None:
+            return
+        servers, clients = picked
         sizes = web.Sizes(w.size.dist, float(w.size.mean), w.size.shape, int(w.size.max))
         drawn = web.sessions(rng, servers, clients, w.sessions, w.arrival_rate,
                              w.objects_per_session, sizes, w.think_time.dist,

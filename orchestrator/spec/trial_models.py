@@ -121,6 +121,10 @@ class ThinkTime(_Strict):
     mean: Duration
 
 
+# hosts named in a web section: distinct names, at most as many as a spec has nodes
+HostNames = Annotated[list[str], Field(min_length=1, max_length=bounds.MAX_NODES)]
+
+
 class WebSpec(_Strict):
     """Web-like short flows (docs/web-traffic.md): `sessions` arriving as a Poisson
     process of `arrival_rate` per second from `start`, each between a random client and
@@ -134,8 +138,10 @@ class WebSpec(_Strict):
                                        le=bounds.MAX_WEB_OBJECTS_PER_SESSION)
     size: ObjectSizes
     think_time: ThinkTime = ThinkTime.model_validate({"mean": "1s"})
-    servers: int = Field(default=1, ge=1, le=bounds.MAX_NODES)
-    clients: int | None = Field(default=None, ge=1, le=bounds.MAX_NODES)  # None: the others
+    # a count of hosts drawn with the seed, or the hosts by name (seed 003 places its web
+    # servers and clients at given nodes); clients None: every host that is not a server
+    servers: Annotated[int, Field(ge=1, le=bounds.MAX_NODES)] | HostNames = 1
+    clients: Annotated[int, Field(ge=1, le=bounds.MAX_NODES)] | HostNames | None = None
     proto: Literal["xcp", "newreno", "hstcp", "tcp"] | None = None  # None: defaults.flow
     start: Duration = 0.0
     max_concurrent: int = Field(default=32, ge=1, le=bounds.MAX_CONCURRENT_OBJECTS)

@@ -76,6 +76,18 @@ def test_web_traffic_becomes_seeded_flows_with_objects():
     assert [f.objects for f in other.flows] != [f.objects for f in r.flows]
 
 
+def test_named_servers_and_clients_are_the_only_ends():
+    """Seed 003 places its web servers and clients at given nodes: named hosts are used as
+    written, every session goes from a named server to a named client."""
+    named = TRIAL.replace("    servers: 1\n", "    servers: [h3]\n    clients: [h1, h4]\n")
+    r = load_spec_text(named, "t.yaml")
+    web = [f for f in r.flows if f.objects]
+    assert web and {f.src for f in web} == {"h3"} and {f.dst for f in web} <= {"h1", "h4"}
+    overlap = TRIAL.replace("    servers: 1\n", "    servers: [h3]\n    clients: [h3, h4]\n")
+    assert problems(overlap) == ["t.yaml:16: traffic.web.clients: h3 named as server and "
+                                 "client; a session's two ends are different hosts"]
+
+
 def test_the_tools_play_the_objects_until_the_flow_stops():
     plan = make_plan(load_spec_text(HAND, "t.yaml"), "run-web")
     f = plan.flow("w")
@@ -92,6 +104,12 @@ def test_the_tools_play_the_objects_until_the_flow_stops():
     (("servers", "    servers: 4\n"), "t.yaml:15: traffic.web.servers: 4 servers among 4 hosts "
                                       "leave no client"),
     (("clients", "    clients: 4\n"), "t.yaml:16: traffic.web.clients: 4 clients, but only 3"),
+    (("servers", "    servers: [h1, hx]\n"), "t.yaml:15: traffic.web.servers: 'hx' is not a "
+                                           "host of this spec; hosts: h1, h2, h3, h4"),
+    (("clients", "    clients: [h2, h2]\n"), "t.yaml:16: traffic.web.clients: a host is named "
+                                           "twice"),
+    (("servers", "    servers: [h1, h2, h3, h4]\n"), "t.yaml:15: traffic.web.servers: 4 servers "
+                                                   "among 4 hosts leave no client"),
     (("sessions", "    sessions: 10001\n"), "t.yaml:10: traffic.web.sessions: "),
     (("rate", "    arrival_rate: 0\n"), "t.yaml:11: traffic.web.arrival_rate: "),
     (("shape", "    size: {mean: 12KB, shape: 1}\n"), "t.yaml:13: traffic.web.size.shape: "),
