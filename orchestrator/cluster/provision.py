@@ -27,6 +27,7 @@ from xcplab_contract.errors import XcplabError
 
 PLAYBOOK = paths.REPO_ROOT / "cluster" / "ansible" / "provision.yml"
 STOP_PLAYBOOK = paths.REPO_ROOT / "cluster" / "ansible" / "stop.yml"
+CALLBACKS = paths.REPO_ROOT / "cluster" / "ansible" / "callback_plugins"
 TIMEOUT_S = 1800  # a first run with apt on a slow mirror; bounded all the same
 Recap = dict[str, dict[str, int]]
 
@@ -63,7 +64,10 @@ def _close_masters(cp: Path) -> None:
 
 def _play(inv: Inventory, playbook: Path, extra: dict[str, Any], d: Path, what: str) -> Recap:
     (d / "inventory.json").write_text(json.dumps(ansible_inventory(inv)))
-    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_PIPELINING": "1",
+    # the play's result as one JSON document: our callback (cluster/ansible/
+    # callback_plugins), as ansible-core alone has no JSON stdout callback
+    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "xcplab_json",
+           "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS), "ANSIBLE_PIPELINING": "1",
            "ANSIBLE_FORKS": str(min(bounds.MAX_PARALLEL, len(inv.machines))),
            # always: an unknown host key fails the play (give known_hosts, or accept the
            # keys with ssh once); never trust whatever answers on a shared network

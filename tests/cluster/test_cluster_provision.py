@@ -88,8 +88,12 @@ exit 1""")
 
 def test_supervised_agent_answers_and_is_restarted(provisioned: NsCluster) -> None:
     c = provisioned
-    assert _ping(c, 0, 101) == {"type": "reply", "id": 101, "ok": True,
-                                "result": {"pong": True}}
+    reply = _ping(c, 0, 101)
+    assert {k: reply[k] for k in ("type", "id", "ok")} == {"type": "reply", "id": 101,
+                                                          "ok": True}
+    result = reply["result"]
+    assert isinstance(result, dict) and result["pong"] is True
+    assert abs(result["wall_ns"] / 1e9 - time.time()) < 60  # the agent's clock (same host)
     pidfile = c.prefix(c.machines[0]) / "run" / "agent.pid"
     old = int(pidfile.read_text())
     subprocess.run(["kill", "-KILL", str(old)], check=True)
