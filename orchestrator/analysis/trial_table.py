@@ -61,6 +61,7 @@ def row(run_dir: Path) -> dict[str, Any]:
     segments = sum(v.get("bytes", 0) for v in flows.values()) / SEGMENT
     return {
         "run": run_dir.name,
+        "seed": plan.get("seed"),
         "protocol": trial.get("protocol") if trial.get("deployed") else "-",
         "fraction": trial.get("fraction"),
         "strategy": trial.get("strategy") if 0 < len(trial.get("deployed") or ()) < len(
@@ -104,20 +105,27 @@ def markdown(rs: list[dict[str, Any]]) -> str:
 
 
 def aggregate(rs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One point per (protocol, strategy, fraction): `n` runs, `faithful` of them, and per
-    figure an Estimate (mean, 95 % half-width) or None when no run has the figure.
-    Unfaithful runs are kept (a trial that cannot be emulated faithfully must show it),
-    and counted in `faithful`."""
+    """One point per (protocol, strategy, fraction): `n` runs, `seeds` distinct seeds,
+    `faithful` runs, and per figure an Estimate (mean, 95 % half-width) or None when no
+    run has the figure. The interval is over seeds: runs of one seed (the same topology,
+    deployment and traffic, e.g. fraction 0 reached from two protocols' lines) are
+    averaged first, so repeating a seed does not narrow it. Unfaithful runs are kept (a
+    trial that cannot be emulated faithfully must show it) and counted in `faithful`."""
     groups: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
     for r in rs:
         groups.setdefault((r["protocol"], r["strategy"], r["fraction"] or 0.0), []).append(r)
     out = []
     for (proto, strategy, fraction), members in sorted(groups.items()):
+        by_seed: dict[Any, list[dict[str, Any]]] = {}
+        for m in members:
+            by_seed.setdefault(m.get("seed", m["run"]), []).append(m)
         point: dict[str, Any] = {"protocol": proto, "strategy": strategy,
                                  "fraction": fraction, "n": len(members),
+                                 "seeds": len(by_seed),
                                  "faithful": sum(1 for m in members if m["fidelity_ok"])}
         for name in FIGURES + WEB_FIGURES:
-            point[name] = mean_ci95(m[name] for m in members)
+            per_seed = [mean_ci95(m[name] for m in runs) for runs in by_seed.values()]
+            point[name] = mean_ci95(e.mean for e in per_seed if e is not None)
         out.append(point)
     return out
 
@@ -126,13 +134,13 @@ def markdown_summary(points: list[dict[str, Any]]) -> str:
     """The aggregated trial: mean ± 95 % half-width over the repetitions of each point."""
     web = any(p["fct_p50_s"] is not None for p in points)
     names = FIGURES + (WEB_FIGURES if web else ())
-    head = ("| protocol | strategy | fraction | runs | faithful | "
+    head = ("| protocol | strategy | fraction | runs | seeds | faithful | "
             + " | ".join(n.replace("_", " ") for n in names) + " |")
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for p in points:
         cells = [("-" if p[n] is None else p[n].format(_FORMATS[n])) for n in names]
         lines.append(f"| {p['protocol']} | {p['strategy']} | {p['fraction']:g} | {p['n']} | "
-                     f"{p['faithful']} | " + " | ".join(cells) + " |")
+                     f"{p['seeds']} | {p['faithful']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -157,7 +165,7 @@ def plot(rs: list[dict[str, Any]], out: Path) -> Path:
 
     points = aggregate(rs)
     lines = _lines(points)
-    reps = max((p["n"] for p in points), default=1)
+    reps = max((p["seeds"] for p in points), default=1)
     figures = FIGURES + (WEB_FIGURES if any(p["fct_p50_s"] is not None for p in points)
                          else ())
     fig, axes = plt.subplots(1, len(figures), figsize=(4 * len(figures), 3.4))

@@ -73,10 +73,30 @@ def _set_util(d: Path, util: float) -> Path:
     return d
 
 
+def _set_seed(d: Path, seed: int) -> Path:
+    plan = json.loads((d / "plan.json").read_text())
+    plan["seed"] = seed
+    (d / "plan.json").write_text(json.dumps(plan))
+    return d
+
+
+def test_runs_of_one_seed_count_once(tmp_path):
+    """Fraction 0 reached from two protocols' sweeps with the same seeds is one sample per
+    seed: two runs of seed 1 (0.6, 0.8 -> 0.7) and one of seed 2 (0.9) give mean 0.8
+    over 2 seeds, not 0.767 over 3 runs."""
+    runs = [_set_seed(_set_util(_run(tmp_path, n, ["r1"], 0.5), u), seed)
+            for n, u, seed in (("a", 0.7, 1), ("b", 1.1, 1), ("c", 1.3, 2))]
+    (p,) = trial_table.aggregate(trial_table.rows(runs))
+    assert (p["n"], p["seeds"]) == (3, 2)
+    assert p["bottleneck_util"].mean == pytest.approx(0.8)
+    # s = 0.1 * sqrt(2) over 2 seeds: half-width t(1) * s / sqrt(2) = 12.706 * 0.1
+    assert p["bottleneck_util"].half_width == pytest.approx(12.706 * 0.1)
+
+
 def test_repetitions_aggregate_to_mean_and_interval(tmp_path):
     """Three seeds of one point become one row with the mean and t(2)-interval of each
     figure; an unfaithful repetition stays in and is counted."""
-    runs = [_set_util(_run(tmp_path, f"s{i}", ["r1"], 0.5), u)
+    runs = [_set_seed(_set_util(_run(tmp_path, f"s{i}", ["r1"], 0.5), u), i)
             for i, u in enumerate((0.8, 0.9, 1.0))]
     s = json.loads((runs[2] / "summary.json").read_text())
     s["fidelity"] = {"ok": False}
@@ -90,7 +110,7 @@ def test_repetitions_aggregate_to_mean_and_interval(tmp_path):
     assert util.half_width == pytest.approx(4.303 * 0.05 / 3 ** 0.5)
     assert points[0]["bottleneck_util"].half_width is None
     table = trial_table.markdown_summary(points)
-    assert "| xcp | core-first | 0.5 | 3 | 2 | 0.700 ± 0.124 |" in table
+    assert "| xcp | core-first | 0.5 | 3 | 3 | 2 | 0.700 ± 0.124 |" in table
     assert trial_table.plot(trial_table.rows([*runs, base]), tmp_path / "ci.png").stat().st_size
 
 
@@ -110,4 +130,4 @@ def test_sweep_writes_the_trial_report_only_for_trials(tmp_path):
     rep = write_trial_report(sweep)
     assert rep is not None and rep.figure.stat().st_size > 0
     text = rep.table.read_text()
-    assert "| xcp | core-first | 0.5 | 2 | 2 |" in text and "## Per run" in text
+    assert "| xcp | core-first | 0.5 | 2 | 1 | 2 |" in text and "## Per run" in text
