@@ -34,6 +34,10 @@ from xcplab_contract.errors import BackendError
 # Waits for one line on stdin, then becomes the tool; EOF (the run ended before
 # the start time) exits without running it.
 _GATE = ("/bin/sh", "-c", 'read -r _ || exit 0; exec "$@"', "xcplab-gate")
+# Kinds of process that run from a container image's file system when asked (docker
+# backend, tools=image): the flows' tools. Engines and captures read and write paths of
+# this machine (configs, pcap files), so they stay on its file system.
+IMAGE_KINDS = frozenset({"server", "client"})
 
 
 class StartGate:
@@ -153,13 +157,25 @@ class ProcessTable:
     """Starts, tracks and stops the run's processes on this machine."""
 
     def __init__(self, state: RunState, log_dir: Path, state_root: Path | None = None,
-                 cgroups: dict[str, list[str]] | None = None):
+                 cgroups: dict[str, list[str]] | None = None,
+                 image_of: dict[str, int] | None = None):
         self.state = state
         self.log_dir = log_dir
         self.state_root = state_root
         # namespace -> cgroup.procs files its processes join (a container's limits)
         self.cgroups = dict(cgroups or {})
+        # namespace -> PID of a container's init whose file system (mount, uts and ipc
+        # namespaces too) the node's flow tools run from: the image's binaries, by name
+        self.image_of = dict(image_of or {})
         self.running: dict[str, Running] = {}
+
+    def _enter(self, spec: ProcSpec) -> tuple[list[str], tuple[str, ...]]:
+        """(nsenter argv, the tool's argv) of a process started in namespace spec.ns."""
+        pid = self.image_of.get(spec.ns or "") if spec.kind in IMAGE_KINDS else None
+        if pid is None:
+            return ["nsenter", f"--net={nsops.ns_path(spec.ns or '')}", "--"], spec.argv
+        return (["nsenter", f"--target={pid}", "--mount", "--uts", "--ipc", "--net", "--"],
+                (Path(spec.argv[0]).name, *spec.argv[1:]))
 
     def start(self, spec: ProcSpec, *, stdout_pipe: bool = False,
               gate: StartGate | None = None) -> Running:
@@ -174,9 +190,12 @@ class ProcessTable:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         err_path = self.log_dir / f"{safe}.stderr"
         out_path = None if stdout_pipe else self.log_dir / f"{safe}.stdout"
-        argv = [*_GATE, *spec.argv] if gate else list(spec.argv)
+        tool = spec.argv
+        enter: list[str] = []
         if spec.ns is not None:
-            argv = ["nsenter", f"--net={nsops.ns_path(spec.ns)}", "--", *argv]
+            enter, tool = self._enter(spec)
+        argv = [*enter, *_GATE, *tool] if gate else [*enter, *tool]
+        if spec.ns is not None:
             if self.cgroups.get(spec.ns):
                 argv = [*_cgroup_join(self.cgroups[spec.ns]), *argv]
         env = dict(os.environ, **dict(spec.env))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.backends.docker.containers import cgroup_procs_of
-from orchestrator.backends.docker.options import split_options
+from orchestrator.backends.docker.options import parse_tools, split_options
 from orchestrator.spec.node_limits import MEMORY_MAX
 from xcplab_contract.errors import OptionError
 
@@ -57,11 +57,13 @@ def test_no_daemon_one_line_nothing_left(tmp_path: Path, env: dict[str, str],
     ({"memory": "lots"}, "memory='lots'"),
     ({"engine_per": "node"}, "engine_per='node' (valid: machine, router)"),
     ({"ram": "1g"}, "unknown option 'ram' (valid: router_mode, engine_per, engine_priority, "
-                    "cpuset, memory)"),
+                    "cpuset, memory, tools)"),
+    ({"tools": "both"}, "tools='both' (valid: host, image)"),
 ])
 def test_bad_options_refused(opts: dict[str, str], says: str) -> None:
     with pytest.raises(OptionError) as e:
         split_options(opts)
+        parse_tools(opts)
     assert says in str(e.value)
 
 

@@ -62,6 +62,16 @@ def test_three_node_run(tmp_path: Path, docker_cli: DockerCli) -> None:
     assert _files(netns_dir) <= _files(run_dir)
 
 
+def _net_sysctls(enter: list[str]) -> dict[str, str]:
+    """net.core and net.ipv4 sysctls of a namespace, without per-device (conf, neigh) and
+    netfilter keys; `enter` is the command prefix that runs `sysctl` inside it."""
+    out = subprocess.run([*enter, "sysctl", "-a", "-r", r"^net\.(core|ipv4)\."],
+                         capture_output=True, text=True, check=True).stdout
+    pairs = (line.split(" = ", 1) for line in out.splitlines() if " = " in line)
+    return {k: v for k, v in pairs if ".conf." not in k and ".neigh." not in k
+            and k != "net.ipv4.ip_forward"}  # the agent's: 0 on hosts, 1 on routers
+
+
 def _files(run_dir: Path) -> set[str]:
     return {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
 
@@ -118,6 +128,9 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
         for feature in ("tx-tcp-segmentation", "generic-segmentation-offload",
                         "generic-receive-offload", "tx-checksumming"):
             assert f"{feature}: off" in k, k
+        # the namespace's own sysctls are a fresh namespace's, as a netns node's
+        # (docker's two OCI defaults set back; per-device and agent-set keys aside)
+        assert _net_sysctls(["nsenter", ns]) == _net_sysctls(["unshare", "--net"])
         # the agent first, so nothing tidies up, then the orchestrator
         os.kill(st["agent_pid"], signal.SIGKILL)
         cli.send_signal(signal.SIGKILL)
@@ -141,6 +154,45 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
             cli.kill()
             cli.wait(10)
         xcplab("clean", "--backend", "docker", run_id, timeout=120)
+
+
+def test_tools_from_the_image(tmp_path: Path, docker_cli: DockerCli) -> None:
+    """tools=image: the flow's iperf3 is the image's, run in h1's container's mount
+    namespace (not this machine's file system); the run still measures the path."""
+    spec = write_spec(tmp_path, "6s")
+    run_id = "three-20260101T000005-" + os.urandom(2).hex()
+    cli = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "run", str(spec),
+                            "--out", str(tmp_path / "runs"), "--run-id", run_id,
+                            "--backend", "docker", "--backend-opt", "tools=image",
+                            "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        st = wait_client_recorded(run_id, 60)
+        client = next(p for p in st["processes"] if p["key"] == "f1.client")
+        deadline = time.monotonic() + 10  # a shell on the start gate until t = 0.2 s
+        while time.monotonic() < deadline and \
+                not os.readlink(f"/proc/{client['pid']}/exe").endswith("iperf3"):
+            time.sleep(0.05)
+        assert os.readlink(f"/proc/{client['pid']}/exe") == "/usr/bin/iperf3"
+        init = int(docker_cli.run("inspect", "--format", "{{.State.Pid}}",
+                                  f"xcplab-{run_tag(run_id)}-h1").strip())
+        assert os.stat(f"/proc/{client['pid']}/ns/mnt").st_ino == \
+            os.stat(f"/proc/{init}/ns/mnt").st_ino != os.stat("/proc/self/ns/mnt").st_ino
+        assert os.stat(f"/proc/{client['pid']}/ns/net").st_ino == \
+            os.stat(f"/proc/{init}/ns/net").st_ino
+        out, err = cli.communicate(timeout=120)
+        assert cli.returncode in (0, 3), err
+        run_dir = Path(out.strip().splitlines()[-1])
+        s = json.loads((run_dir / "summary.json").read_text())
+        assert 1.0 < s["flows"]["f1"]["throughput_mbps"] <= 20.0, fidelity_note(s)
+        be = json.loads((run_dir / "manifest.json").read_text())["backend"]
+        assert be["tools"].startswith("each container's image")
+        assert _left(docker_cli, run_id) == []
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait(10)
+        xcplab("clean", run_id, timeout=120)
 
 
 def test_clean_finds_containers_by_label_alone(docker_cli: DockerCli) -> None:

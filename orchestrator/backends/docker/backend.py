@@ -30,7 +30,12 @@ from orchestrator.backends.agent_link import AgentLink
 from orchestrator.backends.docker import containers, images
 from orchestrator.backends.docker.cli import DockerCli
 from orchestrator.backends.docker.daemon import Daemon, connect
-from orchestrator.backends.docker.options import Limits, check_online, split_options
+from orchestrator.backends.docker.options import (
+    Limits,
+    check_online,
+    parse_tools,
+    split_options,
+)
 from xcplab_contract.agent import CleanReport, CleanResult
 from xcplab_contract.errors import OptionError, XcplabError
 from xcplab_contract.plan import Plan
@@ -42,11 +47,20 @@ ENGINE_LAYOUTS = {
 }
 
 
+TOOLS_FROM = {
+    "host": "this machine's (build-tree xcpperf, iperf3 on PATH), in each container's "
+            "network namespace and cgroups (nsenter --net)",
+    "image": "each container's image (/usr/local/bin/xcpperf, /usr/bin/iperf3 and their "
+             "libraries), in its mount, uts, ipc and network namespaces and cgroups",
+}
+
+
 class DockerBackend(netns.NetnsBackend):
     name = "docker"
 
     def __init__(self, run_dir: Path, options: dict[str, Any] | None = None):
         self.limits, agent_options = split_options(dict(options or {}))
+        self.tools = parse_tools(dict(options or {}))
         super().__init__(run_dir, agent_options)  # self.options: what the agent gets
         self.daemon: Daemon | None = None
         self.cli: DockerCli | None = None
@@ -86,7 +100,8 @@ class DockerBackend(netns.NetnsBackend):
         found = containers.inspect(self.cli, ids)
         t2 = time.monotonic()
         attach = {n.netns: {"pid": found[n.name][1],
-                            "cgroup_procs": containers.cgroup_procs_of(found[n.name][1])}
+                            "cgroup_procs": containers.cgroup_procs_of(found[n.name][1]),
+                            "tools": self.tools}
                   for n in plan.nodes}
         facts = self._provenance({n: cid for n, (cid, _) in found.items()}, per_node)
         (logs / "docker.json").write_text(json.dumps(facts, indent=1) + "\n")
@@ -108,7 +123,7 @@ class DockerBackend(netns.NetnsBackend):
                   "per_node": {n: lim.describe() for n, lim in sorted(per_node.items())}}
         return {"dockerd": {**self.daemon.describe(), "version": server},
                 "images": self.images, "limits": limits,
-                "engine_layout": ENGINE_LAYOUTS[per], "tools": "nsenter (build-tree binaries)",
+                "engine_layout": ENGINE_LAYOUTS[per], "tools": TOOLS_FROM[self.tools],
                 "containers": ids}
 
     def destroy(self) -> dict[str, Any]:

@@ -41,6 +41,14 @@ class Container:
         return cgroup_procs_of(self.pid)
 
 
+# The kernel's defaults of a fresh network namespace for the two sysctls docker changes
+# in every container (its OCI defaults: unprivileged ping and ports below 1024): set back
+# so a node's namespace is the same whether docker or `unshare` made it (measured:
+# `sysctl -a` of a container's and of a netns node's namespace differ only in these).
+NETNS_DEFAULT_SYSCTLS = (("net.ipv4.ip_unprivileged_port_start", "1024"),
+                         ("net.ipv4.ping_group_range", "1 0"))
+
+
 # Not joined: v1 `cpu`. Docker gives a container's cpu cgroup no real-time budget
 # (cpu.rt_runtime_us = 0), so an engine in it could not take SCHED_FIFO; the limits
 # offered (cpuset, memory) live in other controllers.
@@ -70,11 +78,15 @@ def create_all(cli: DockerCli, run_id: str, nodes: list[tuple[str, str, str]],
         mine = per_node.get(node, limits)
         return cli.run("create", "--name", name, "--hostname", node[:63],
                        "--label", f"{LABEL_RUN}={run_id}", "--label", f"{LABEL_NODE}={node}",
-                       "--network", "none", *mine.run_args(), IMAGES[role],
+                       "--network", "none", *mine.run_args(), *_sysctl_args(), IMAGES[role],
                        "sleep", "infinity", node=node).strip()
 
     with ThreadPoolExecutor(PARALLEL) as pool:
         return list(pool.map(one, nodes))
+
+
+def _sysctl_args() -> list[str]:
+    return [a for k, v in NETNS_DEFAULT_SYSCTLS for a in ("--sysctl", f"{k}={v}")]
 
 
 def start_all(cli: DockerCli, ids: list[str]) -> None:

@@ -4,6 +4,11 @@
   or `0-1`; only CPUs this machine has online. Default: no restriction.
 - `memory`: memory limit of every node container (`docker run --memory`), an integer
   with unit k, m or g, between MEMORY_MIN and MEMORY_MAX. Default: none.
+- `tools`: where the flows' tools (xcpperf, iperf3) come from: `host` (default: this
+  machine's, the build tree's xcpperf, run in the container's network namespace and
+  cgroups) or `image` (the container's own file system: the image's binaries and
+  libraries, run in its mount, uts, ipc and network namespaces). Engines stay on the
+  host's file system either way (they read configs written there).
 
 Every other key is the agent's (router_mode, engine_per, engine_priority), checked by
 the contract's table.
@@ -21,7 +26,8 @@ from xcplab_contract.agent import check_options
 from xcplab_contract.errors import OptionError
 from xcplab_contract.plan import NodeLimits
 
-DOCKER_KEYS = ("cpuset", "memory")
+DOCKER_KEYS = ("cpuset", "memory", "tools")
+TOOLS = ("host", "image")
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
@@ -93,3 +99,11 @@ def split_options(options: dict[str, Any]) -> tuple[Limits, dict[str, Any]]:
     memory = options.get("memory")
     return (Limits(parse_cpuset(str(cpuset)) if cpuset is not None else None,
                    parse_memory(str(memory)) if memory is not None else None), agent)
+
+
+def parse_tools(options: dict[str, Any]) -> str:
+    """The `tools` option: host (default) or image."""
+    tools = str(options.get("tools", "host"))
+    if tools not in TOOLS:
+        raise OptionError("docker backend", "tools", tools, ", ".join(TOOLS))
+    return tools
