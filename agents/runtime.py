@@ -66,6 +66,8 @@ class AgentRuntime:
         self.flows: FlowControl | None = None
         self.player: TimelinePlayer | None = None
         self.captures: Captures | None = None
+        # (t_s, label) of each timeline event -> its plan params (capacity_bps, loss, ...)
+        self.event_params: dict[tuple[float, str], dict[str, Any]] = {}
 
     # -- apply ------------------------------------------------------------
     def apply(self, plan_data: dict[str, Any], machine: str, log_dir: str,
@@ -93,11 +95,7 @@ class AgentRuntime:
         state_dir = RunState.dir_for(plan.run_id, self.state_root)
         Path(log_dir).mkdir(parents=True, exist_ok=True)  # a cluster machine's is new
         self.procs = ProcessTable(st, Path(log_dir), self.state_root,
-                                  {ns: list(a.get("cgroup_procs", [])) for ns, a in attach.items()},
-                                  # "tools": "image": the flows' tools from the container's
-                                  # file system (docker backend, tools=image)
-                                  {ns: int(a["pid"]) for ns, a in attach.items()
-                                   if a.get("tools") == "image"})
+                                  {ns: list(a.get("cgroup_procs", [])) for ns, a in attach.items()})
         t0 = time.monotonic()
         self.dep = deploy.deploy(share, attach={ns: int(a["pid"]) for ns, a in attach.items()})
         waited = deploy.wait_operational(self.dep)
@@ -194,6 +192,8 @@ class AgentRuntime:
                                       partial(self.flows.stop, f.id, quiet=True)))
         for e in plan.timeline:
             actions.append(Action(e.t_s, f"{e.action} {e.target}", partial(self._event, e)))
+            # what the event does, in its `event` row (dashboards annotate with it)
+            self.event_params[(e.t_s, f"{e.action} {e.target}")] = dict(e.params)
         if self.captures:
             self.captures.t0_unix = self.wall() + (self.t0 - self.clock.now())
             actions += [Action(t, label, partial(self._at_run_time, fn))
@@ -215,6 +215,9 @@ class AgentRuntime:
             return
         kind, _, target = f.label.partition(" ")
         detail: dict[str, Any] = {"lateness_ms": round(f.lateness_s * 1e3, 3)}
+        params = self.event_params.get((f.t_s, f.label))
+        if params:
+            detail["params"] = params
         if f.result not in (None, True):
             detail["result"] = f.result
         if f.error:

@@ -258,6 +258,11 @@ def test_annotations_and_run_variable_through_the_api(stack) -> None:
     # the events sit where the timeline put them (100 ms slack: sampling, lateness)
     assert abs(by_kind["link_down"] - start - 4000) < 600, (by_kind, start)
     assert json.loads(cols["detail"][cols["kind"].index("link_down")])["lateness_ms"] < 100
+    # what each event did (the plan's params): the annotations' text says it
+    changes = [json.loads(d).get("params", {}) for k, d in
+               zip(cols["kind"], cols["detail"], strict=True) if k == "set_link"]
+    assert [c["capacity_bps"] for c in changes if "capacity_bps" in c] == [5_000_000], changes
+    assert len([c for c in changes if "loss" in c]) == 2, changes  # the burst and its end
     # the run variable, as Grafana's front end asks for it
     (var,) = OVERVIEW.variables
     r = ds_query(stack, "alice", [{"refId": "v", "query": var.query, "rawQuery": True,
