@@ -95,7 +95,11 @@ class AgentRuntime:
         state_dir = RunState.dir_for(plan.run_id, self.state_root)
         Path(log_dir).mkdir(parents=True, exist_ok=True)  # a cluster machine's is new
         self.procs = ProcessTable(st, Path(log_dir), self.state_root,
-                                  {ns: list(a.get("cgroup_procs", [])) for ns, a in attach.items()})
+                                  {ns: list(a.get("cgroup_procs", [])) for ns, a in attach.items()},
+                                  # "tools": "image": the flows' tools from the container's
+                                  # file system (docker backend, tools=image)
+                                  {ns: int(a["pid"]) for ns, a in attach.items()
+                                   if a.get("tools") == "image"})
         t0 = time.monotonic()
         self.dep = deploy.deploy(share, attach={ns: int(a["pid"]) for ns, a in attach.items()})
         waited = deploy.wait_operational(self.dep)
