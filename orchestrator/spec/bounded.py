@@ -146,6 +146,8 @@ def _check_totals(spec: Spec, r: ResolvedSpec, link_paths: list[PathT], bad: Bad
     flows = sum(f.parallel for f in r.flows)
     for path, n, most, what in (
             (("nodes",), len(r.nodes), bounds.MAX_NODES, "nodes"),
+            (("nodes",), sum(1 for n in r.nodes if n.role == "router"), bounds.MAX_ROUTERS,
+             "routers"),
             (("links",), len(r.links), bounds.MAX_LINKS, "links (chains expanded)"),
             (("flows",), flows, bounds.MAX_FLOWS, "flows (counting parallel)"),
             (("timeline",), len(r.timeline), bounds.MAX_TIMELINE_EVENTS, "timeline events"),

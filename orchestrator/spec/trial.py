@@ -137,9 +137,9 @@ class _Expander:
         except graphml.GraphMLError as e:
             self.bad(where, f"{t.file!r}: {e}")
             return None
-        if g.number_of_nodes() > bounds.MAX_NODES:
+        if g.number_of_nodes() > bounds.MAX_ROUTERS:
             self.bad(where, f"{t.file!r} has {g.number_of_nodes()} routers; at most "
-                     f"{bounds.MAX_NODES} (orchestrator/spec/bounds.py)")
+                     f"{bounds.MAX_ROUTERS} (orchestrator/spec/bounds.py)")
             return None
         return g
 
@@ -158,8 +158,8 @@ class _Expander:
 
     def topology(self, t: Any) -> None:
         count = _router_count(t)
-        if count > bounds.MAX_NODES:
-            self.bad(("topology",), f"{count} routers; at most {bounds.MAX_NODES} on one "
+        if count > bounds.MAX_ROUTERS:
+            self.bad(("topology",), f"{count} routers; at most {bounds.MAX_ROUTERS} on one "
                      "machine (orchestrator/spec/bounds.py)")
             return
         seed = _seed(t.seed, self.data)

@@ -65,8 +65,8 @@ class TiersTopo(_Topo):
 
 
 class _Flat(_Topo):
-    routers: int = Field(ge=2, le=bounds.MAX_NODES)
-    edge_routers: int | None = Field(default=None, ge=1, le=bounds.MAX_NODES)  # None: half
+    routers: int = Field(ge=2, le=bounds.MAX_ROUTERS)
+    edge_routers: int | None = Field(default=None, ge=1, le=bounds.MAX_ROUTERS)  # None: half
 
 
 class WaxmanTopo(_Flat):
@@ -89,7 +89,7 @@ class GraphMLTopo(_Topo):
     generator: Literal["graphml"]
     file: str = Field(min_length=1)  # relative to the spec's directory
     keep_largest: bool = False
-    edge_routers: int | None = Field(default=None, ge=1, le=bounds.MAX_NODES)
+    edge_routers: int | None = Field(default=None, ge=1, le=bounds.MAX_ROUTERS)
 
 
 TopologySpec = Annotated[TiersTopo | WaxmanTopo | BarabasiAlbertTopo | DumbbellsTopo

@@ -107,6 +107,32 @@ def test_too_many_nodes() -> None:
     assert problems[0].startswith(f"b.yaml:3: nodes: {2 * n} nodes; at most {bounds.MAX_NODES}")
 
 
+def test_routers_are_bounded_apart_from_hosts() -> None:
+    """MAX_ROUTERS routers (engine ports) within MAX_NODES namespaces: one router past it
+    is refused by name even though the node count is fine."""
+    n = bounds.MAX_ROUTERS + 1
+    assert n + 2 <= bounds.MAX_NODES
+    text = ("name: big\nduration: 1s\nnodes:\n  h0: {role: host}\n  h1: {role: host}\n"
+            + "".join(f"  r{i}: {{role: router}}\n" for i in range(n))
+            + f"links:\n  - {{chain: [{', '.join(f'r{i}' for i in range(n))}], capacity: 1Mbps}}\n"
+            + "  - {a: h0, b: r0, capacity: 1Mbps}\n"
+            + f"  - {{a: h1, b: r{n - 1}, capacity: 1Mbps}}\n")
+    assert _problems(text)[0] == (f"b.yaml:3: nodes: {n} routers; at most {bounds.MAX_ROUTERS} "
+                                  "on one machine (orchestrator/spec/bounds.py)")
+
+
+def test_a_thousand_routers_keep_a_host_each() -> None:
+    """The trial the bound exists for: 1000 routers of a tiers topology with one host per
+    edge router validates (it did not while hosts counted against 1000 nodes)."""
+    text = ("name: k\nduration: 1s\ntopology: {generator: tiers, core: 10, aggregation: 9, "
+            "edge: 10, hosts_per_edge: 1}\ntraffic: {flows: 10, proto: xcp}\n"
+            "defaults: {router: {queue: droptail}}\n")
+    r = load_spec_text(text, "k.yaml")
+    routers = sum(1 for n in r.nodes if n.role == "router")
+    assert routers == 10 * (1 + 9 * (1 + 10)) == bounds.MAX_ROUTERS
+    assert len(r.nodes) - routers == 900
+
+
 def test_bdp_buffers_are_sized_with_the_planned_rtt() -> None:
     """A 10 s link elsewhere makes the worst-case RTT 20 s (5 GB for 2BDP at 1 Gb/s); the
     planned RTT of the core is 40 ms (10 MB): valid."""
