@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from orchestrator.api.main import create_app
+    from orchestrator.service.gc_policy import freeze_startup_heap
     from orchestrator.service.settings import parse_pools, settings_from_env
 
     try:
@@ -44,5 +45,6 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise XcplabError(f"serve: {e}") from e
     app = create_app(settings=settings)
+    freeze_startup_heap()  # after the imports: full collections stop walking them
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
