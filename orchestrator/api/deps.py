@@ -55,29 +55,24 @@ DB = Annotated[Session, Depends(get_db)]
 _bearer = HTTPBearer(auto_error=False, description="token printed by `xcplab user add`")
 
 
-def current_user(db: DB,
-                 creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> User:
+async def current_user(service: ServiceDep,
+                       creds: Annotated[HTTPAuthorizationCredentials | None,
+                                        Depends(_bearer)]) -> User:
+    """The caller, read on the event loop's own connection (one indexed query: no
+    thread-pool hop, no wait for the shared pool). Detached: id, name and admin are
+    loaded; handlers pass it to their own session by id."""
     if creds is None or creds.scheme.lower() != "bearer":
         raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
-    return authenticate(db, creds.credentials)
+    token = creds.credentials
+    return service.read_on_loop(lambda db: authenticate(db, token))
 
 
 CurrentUser = Annotated[User, Depends(current_user)]
 
 
-def stream_user(service: ServiceDep,
-                creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> User:
-    """The caller, authenticated in a session closed at once: for responses that last
-    (server-sent events), which must not hold a pooled connection for their whole life."""
-    if creds is None or creds.scheme.lower() != "bearer":
-        raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
-    with service.sessions() as db:
-        user = authenticate(db, creds.credentials)
-        db.expunge(user)  # id, name and admin stay readable; nothing lazy is left to load
-    return user
-
-
-StreamUser = Annotated[User, Depends(stream_user)]
+# Responses that last (server-sent events) must not hold a pooled connection for their
+# whole life; `current_user` holds none past its one query, so they take it as it is.
+StreamUser = CurrentUser
 
 
 async def spec_body(request: Request, service: ServiceDep) -> bytes:

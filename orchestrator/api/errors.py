@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from orchestrator.service.errors import (
     BadRequest,
+    Busy,
     Conflict,
     LimitExceeded,
     NotFound,
@@ -21,7 +22,7 @@ from xcplab_contract.errors import PlanError, SpecError, XcplabError
 _STATUS: list[tuple[type[XcplabError], int]] = [
     (SpecError, 422), (LimitExceeded, 422), (PlanError, 422), (TooLarge, 413),
     (RateLimited, 429), (NotFound, 404), (Unauthorized, 401), (Conflict, 409),
-    (BadRequest, 400),
+    (BadRequest, 400), (Busy, 503),
 ]
 
 
@@ -48,7 +49,7 @@ def body_of(e: XcplabError) -> dict[str, object]:
 async def _handle(_request: Request, e: Exception) -> JSONResponse:
     assert isinstance(e, XcplabError)
     headers: dict[str, str] = {}
-    if isinstance(e, RateLimited):
+    if isinstance(e, RateLimited | Busy):
         headers["Retry-After"] = str(max(1, math.ceil(e.retry_after_s)))
     if isinstance(e, Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"

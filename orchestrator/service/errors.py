@@ -68,6 +68,17 @@ class RateLimited(XcplabError):
 
 
 @dataclass
+class Busy(XcplabError):
+    """The service has as much of this work queued as it takes; retry shortly (HTTP 503)."""
+
+    what: str
+    retry_after_s: float
+
+    def __str__(self) -> str:
+        return f"{self.what} is busy; retry in {self.retry_after_s:.0f} s"
+
+
+@dataclass
 class BadRequest(XcplabError):
     reason: str
 

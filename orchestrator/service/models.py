@@ -21,12 +21,39 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    TypeDecorator,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """A timestamp that is UTC on the way in and comes back as UTC (issue 14, class 7).
+
+    SQLite stores no zone: `DateTime(timezone=True)` read back naive datetimes, which
+    the API published without an offset. Values are stored as UTC and read back with
+    the UTC zone attached, whatever the database."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None,
+                           dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive timestamp {value.isoformat()}: give it a zone (UTC)")
+        return value.astimezone(dt.UTC)
+
+    def process_result_value(self, value: dt.datetime | None,
+                             dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
 class State(str, enum.Enum):
@@ -54,7 +81,7 @@ class User(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
     admin: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     tokens: Mapped[list[Token]] = relationship(back_populates="user")
 
 
@@ -68,7 +95,7 @@ class Token(Base):
     salt: Mapped[str] = mapped_column(String(64))
     digest: Mapped[str] = mapped_column(String(64))
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     user: Mapped[User] = relationship(back_populates="tokens")
 
 
@@ -79,7 +106,7 @@ class Sweep(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     params: Mapped[dict] = mapped_column(JSON)  # path -> list of values
     repeat: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Experiment(Base):
@@ -97,9 +124,9 @@ class Experiment(Base):
     name: Mapped[str] = mapped_column(String(200), default="")
     spec_text: Mapped[str] = mapped_column(Text)
     overrides: Mapped[list] = mapped_column(JSON, default=list)  # ["path=value", ...]
-    submitted_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    started_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    submitted_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     # Order of dispatch inside a pool; the fairness rule looks at each user's last one.
     dispatch_seq: Mapped[int | None] = mapped_column(Integer)
     phase: Mapped[str] = mapped_column(String(64), default="")

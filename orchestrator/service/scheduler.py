@@ -24,6 +24,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.service import queue
+from orchestrator.service.db import PRIVATE_DIR_MODE
 from orchestrator.service.models import Experiment, State, utcnow
 from orchestrator.service.runfn import RunFunction, clean_run
 from orchestrator.service.settings import Settings
@@ -219,7 +220,7 @@ class Scheduler:
         dest_dir = self.settings.archives_dir
         if path is None or dest_dir is None or not Path(path).is_file():
             return path
-        dest_dir.mkdir(parents=True, exist_ok=True)
+        dest_dir.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
         dest = dest_dir / Path(path).name
         shutil.move(path, dest)
         return str(dest)

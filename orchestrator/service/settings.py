@@ -45,6 +45,10 @@ class Settings(BaseModel):
     max_sweep_runs: int = 200
     submit_rate_per_min: float = 60.0
     submit_burst: int = 20
+    # Spec validations running at once (threads) and queued behind them; past both a
+    # submission is answered 503 (orchestrator/api/validation_gate.py).
+    validation_workers: int = Field(default=1, ge=1, le=8)
+    validation_queue: int = Field(default=32, ge=0, le=1024)
     scheduler_poll_s: float = 0.5
     # Reserved for tests: "module:function" replacing the real runner
     # (orchestrator.runner.execute_run) with a function of the same signature.
@@ -89,6 +93,7 @@ _ENV_FIELDS: dict[str, str] = {
     "MAX_DURATION_S": "max_duration_s", "MAX_SWEEP_RUNS": "max_sweep_runs",
     "SUBMIT_RATE_PER_MIN": "submit_rate_per_min", "SUBMIT_BURST": "submit_burst",
     "SCHEDULER_POLL_S": "scheduler_poll_s",
+    "VALIDATION_WORKERS": "validation_workers", "VALIDATION_QUEUE": "validation_queue",
     "TEST_ONLY_RUN_FUNCTION": "test_only_run_function",
 }
 

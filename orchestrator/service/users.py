@@ -52,12 +52,15 @@ def authenticate(db: Session, token: str) -> User:
     if not token.startswith(TOKEN_PREFIX) or "." not in token:
         raise bad
     token_id, _, secret = token[len(TOKEN_PREFIX):].partition(".")
-    row = db.get(Token, token_id)
-    if row is None or row.revoked:
+    # One query for the token and its user (the relationship would lazy-load a second).
+    found = db.execute(select(Token, User).join(User, Token.user_id == User.id)
+                       .where(Token.id == token_id)).first()
+    if found is None:
         raise bad
-    if not hmac.compare_digest(row.digest, _digest(row.salt, secret)):
+    row, user = found
+    if row.revoked or not hmac.compare_digest(row.digest, _digest(row.salt, secret)):
         raise bad
-    return row.user
+    return user
 
 
 def revoke_tokens(db: Session, name: str) -> int:

@@ -6,17 +6,29 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.orm import Session
 from sse_starlette.sse import EventSourceResponse
 
-from orchestrator.api.deps import DB, CurrentUser, ProgressHubDep, ServiceDep, SpecBody, StreamUser
+from orchestrator.api.deps import (
+    DB,
+    CurrentUser,
+    ProgressHubDep,
+    ServiceDep,
+    StreamUser,
+    spec_body,
+)
 from orchestrator.api.progress_hub import ProgressHub
 from orchestrator.api.schemas import ExperimentOut, ExperimentPage, Submitted
 from orchestrator.service import experiments
 from orchestrator.service.app_state import Service
 from orchestrator.service.models import TERMINAL, State, User
 from orchestrator.service.specs import check_spec
+
+# Pages up to this many rows are read on the event loop (a few ms at most); longer
+# ones, whose finished runs' summaries take longer to decode, in a worker thread.
+LOOP_PAGE_ROWS = 50
 
 # Past this no page exists; bounded so the database never sees an integer it cannot
 # hold (offset >= 2**63 was a 500 from SQLite).
@@ -38,32 +50,55 @@ _SPEC_BODY: dict[str, Any] = {
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=Submitted,
              openapi_extra=_SPEC_BODY)
-def submit(body: SpecBody, user: CurrentUser, db: DB, service: ServiceDep,
-           pool: Annotated[str | None, Query(max_length=64)] = None,
-           set_: Annotated[list[str] | None, Query(alias="set",
-                                                   description="path=value overrides")] = None,
-           ) -> Submitted:
-    service.limiter.take(user.id)  # before any work: a storm of bad specs is refused cheaply
+async def submit(request: Request, user: CurrentUser, service: ServiceDep,
+                 pool: Annotated[str | None, Query(max_length=64)] = None,
+                 set_: Annotated[list[str] | None, Query(alias="set",
+                                                         description="path=value overrides")]
+                 = None) -> Submitted:
+    # Cheapest refusals first, on the event loop: the token (one query), the rate, the
+    # pool name, the size; only then is the body read, and parsed in a gated worker thread.
+    service.limiter.take(user.id)
     pool_name = experiments.resolve_pool(service.settings, pool)
-    spec = check_spec(body, service.settings, overrides=set_)
-    exp = experiments.submit(db, user, spec, pool=pool_name, overrides=set_)
-    db.commit()
+    body = await spec_body(request, service)
+    overrides = list(set_ or [])
+    return await service.validation.run(_check_and_store, service, user, body, pool_name,
+                                        overrides)
+
+
+def _check_and_store(service: Service, user: User, body: bytes, pool: str,
+                     overrides: list[str]) -> Submitted:
+    spec = check_spec(body, service.settings, overrides=overrides)
+    with service.sessions() as db:
+        exp = experiments.submit(db, user, spec, pool=pool, overrides=overrides)
+        db.commit()
+        out = Submitted(id=exp.id, state=State(exp.state))
     service.scheduler.wake()
-    return Submitted(id=exp.id, state=State(exp.state))
+    return out
 
 
 @router.get("", response_model=ExperimentPage)
-def list_experiments(user: CurrentUser, db: DB, state: State | None = None,
-                     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-                     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> ExperimentPage:
-    rows, total = experiments.list_(db, user, state=state, limit=limit, offset=offset)
-    return ExperimentPage(items=[ExperimentOut.of(e) for e in rows], total=total,
-                          limit=limit, offset=offset)
+async def list_experiments(user: CurrentUser, service: ServiceDep, state: State | None = None,
+                           limit: Annotated[int, Query(ge=1, le=500)] = 50,
+                           offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+                           ) -> ExperimentPage:
+    def page(db: Session) -> ExperimentPage:
+        rows, total = experiments.list_(db, user, state=state, limit=limit, offset=offset)
+        return ExperimentPage(items=[ExperimentOut.of(e) for e in rows], total=total,
+                              limit=limit, offset=offset)
+
+    if limit <= LOOP_PAGE_ROWS:
+        return service.read_on_loop(page)
+
+    def in_thread() -> ExperimentPage:
+        with service.sessions() as db:
+            return page(db)
+
+    return await run_in_threadpool(in_thread)
 
 
 @router.get("/{exp_id}", response_model=ExperimentOut)
-def get_experiment(exp_id: str, user: CurrentUser, db: DB) -> ExperimentOut:
-    return ExperimentOut.of(experiments.get(db, user, exp_id))
+async def get_experiment(exp_id: str, user: CurrentUser, service: ServiceDep) -> ExperimentOut:
+    return service.read_on_loop(lambda db: ExperimentOut.of(experiments.get(db, user, exp_id)))
 
 
 @router.post("/{exp_id}/cancel", response_model=ExperimentOut)
@@ -89,11 +124,8 @@ async def progress_events(exp_id: str, user: User, service: Service,
                           hub: ProgressHub) -> EventSourceResponse:
     """The stream `follow` answers, for USER (also the web pages' cookie-authenticated one)."""
 
-    def snapshot() -> ExperimentOut:
-        with service.sessions() as db:
-            return ExperimentOut.of(experiments.get(db, user, exp_id))
-
-    first = await run_in_threadpool(snapshot)  # 404 before the stream starts
+    first = service.read_on_loop(  # 404 before the stream starts
+        lambda db: ExperimentOut.of(experiments.get(db, user, exp_id)))
 
     async def events() -> AsyncIterator[dict[str, str]]:
         last = None

@@ -4,24 +4,46 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 from fastapi.responses import PlainTextResponse
+from sqlalchemy.orm import Session
 
 from orchestrator.api.deps import DB, CurrentUser, ServiceDep
 from orchestrator.api.schemas import ExperimentOut, Submitted, SweepIn, SweepOut
 from orchestrator.service import experiments, sweeps
+from orchestrator.service.app_state import Service
 from orchestrator.service.errors import Conflict
-from orchestrator.service.models import State
+from orchestrator.service.models import State, User
 from orchestrator.service.specs import check_spec
 
 router = APIRouter(prefix="/sweeps", tags=["sweeps"])
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=list[Submitted])
-def create_sweep(body: SweepIn, user: CurrentUser, db: DB,
-                 service: ServiceDep) -> list[Submitted]:
-    # Cheap limits first: the rate, then the run count from the axis lengths alone.
+async def post_sweep(body: SweepIn, user: CurrentUser, service: ServiceDep) -> list[Submitted]:
+    # Cheap limits on the event loop; every combination is validated in the gated
+    # worker thread (orchestrator/service/validation_gate.py).
+    pool = _cheap_limits(body, user, service)
+
+    def check_and_store() -> list[Submitted]:
+        with service.sessions() as db:
+            return _check_and_store(db, service, user, body, pool)
+
+    return await service.validation.run(check_and_store)
+
+
+def create_sweep(body: SweepIn, user: User, db: Session, service: Service) -> list[Submitted]:
+    """The same as POST /sweeps for a caller with a session of its own (the web form)."""
+    return _check_and_store(db, service, user, body, _cheap_limits(body, user, service))
+
+
+def _cheap_limits(body: SweepIn, user: User, service: Service) -> str:
+    """The rate, then the run count from the axis lengths alone, then the pool's name."""
     service.limiter.take(user.id)
     sweeps.check_count(body.params, body.repeat, service.settings)
-    pool = experiments.resolve_pool(service.settings, body.pool)
+    return experiments.resolve_pool(service.settings, body.pool)
+
+
+def _check_and_store(db: Session, service: Service, user: User, body: SweepIn,
+                     pool: str) -> list[Submitted]:
     spec = check_spec(body.spec.encode(), service.settings)
     for combo, _ in sweeps.grid(body.params, 1):  # every combination must validate
         check_spec(body.spec.encode(), service.settings,
