@@ -36,7 +36,8 @@ def _tarinfo(path: Path, arcname: str, mtime: int | None = None) -> tarfile.TarI
 
 
 def seal(run_dir: Path) -> Path:
-    """Writes run_dir/manifest.json and run_dir's sibling `<name>.tar.gz`; returns the archive."""
+    """Writes run_dir/manifest.json and run_dir's sibling `<name>.tar.gz`; returns the archive.
+    XcplabError if the archive cannot be written (the partial file is removed)."""
     run_dir = Path(run_dir).resolve()
     if not run_dir.is_dir():
         raise XcplabError(f"{run_dir}: not a run directory")
@@ -48,15 +49,20 @@ def seal(run_dir: Path) -> Path:
     # file's time keeps the archive's bytes a function of the run's contents.
     newest = max((int(p.stat().st_mtime) for p in files), default=0)
     members = [run_dir / MANIFEST, *files]
-    with open(tmp, "wb") as raw, \
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
-            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path in members:
-            arcname = f"{run_dir.name}/{path.relative_to(run_dir).as_posix()}"
-            with open(path, "rb") as fh:
-                stamp = newest if path.name == MANIFEST and path.parent == run_dir else None
-                tar.addfile(_tarinfo(path, arcname, stamp), fh)
-    tmp.replace(archive)  # never leave a half-written archive under the final name
+    try:
+        with open(tmp, "wb") as raw, \
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
+                tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for path in members:
+                arcname = f"{run_dir.name}/{path.relative_to(run_dir).as_posix()}"
+                with open(path, "rb") as fh:
+                    stamp = newest if path.name == MANIFEST and path.parent == run_dir else None
+                    tar.addfile(_tarinfo(path, arcname, stamp), fh)
+        tmp.replace(archive)  # never leave a half-written archive under the final name
+    except OSError as e:  # e.g. ENOSPC: no partial archive stays behind
+        tmp.unlink(missing_ok=True)
+        raise XcplabError(f"{archive}: archive not written: {e.strerror or e}; "
+                          f"the run directory {run_dir} is complete") from e
     return archive
 
 

@@ -218,6 +218,11 @@ def _finish(plan: Any, run: _Run, run_dir: Path, status: str, timings: dict[str,
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     run.progress("archive", "manifest and tar.gz")
     from orchestrator.archive.seal import seal
-    archive = seal(run_dir)
+    archive: Path | None = None
+    try:
+        archive = seal(run_dir)
+    except XcplabError as e:  # e.g. a full disk: the run keeps its directory and summary
+        run.log.warning("%s", e)
+        summary.setdefault("warnings", []).append(str(e))
     run.progress("done", status)
     return RunResult(plan.run_id, run_dir, archive, status, summary)

@@ -74,3 +74,28 @@ def test_verify_reports_unreadable_archives(tmp_path):
     bad.write_bytes(b"not gzip")
     assert "not a readable" in verify(bad)[0]
     assert "no such archive" in verify(tmp_path / "missing.tar.gz")[0]
+
+
+def test_a_disk_that_fills_while_sealing_leaves_no_partial_archive(run_dir):
+    """Issue 14, class 7: a write that fails half-way (here the file-size limit, the
+    same OSError path as ENOSPC) is an XcplabError naming the archive, not a traceback,
+    and no `.tar.gz.part` stays behind. A child process, so the limit is its own."""
+    import random
+    import subprocess
+    import sys
+
+    (run_dir / "metrics" / "big.bin").write_bytes(random.Random(1).randbytes(1 << 20))
+    code = ("import resource, signal, sys\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (256 << 10, 256 << 10))\n"
+            "from orchestrator.archive.seal import seal\n"
+            "from xcplab_contract.errors import XcplabError\n"
+            "try:\n    seal(sys.argv[1])\nexcept XcplabError as e:\n"
+            "    print(e)\n    sys.exit(2)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(run_dir)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    archive = run_dir.parent / f"{run_dir.name}.tar.gz"
+    assert proc.stdout.startswith(f"{archive}: archive not written: File too large")
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in run_dir.parent.iterdir()) == [run_dir.name]
