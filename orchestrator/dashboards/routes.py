@@ -103,14 +103,17 @@ async def dashboard_page(request: Request, uid: str, name: str = "") -> Response
 
 @router.get("/api/health")
 async def health(request: Request) -> Response:
-    srv = server_of(request)
+    """Grafana's health answer (unauthenticated: no URLs in it)."""
+    try:
+        srv = server_of(request)
+    except DashboardError as e:
+        return _error(500, f"dashboards: {e}")
     ok = False
     if srv.runner is not None:
         async with httpx.AsyncClient(timeout=2.0) as client:
             ok = await influx_reader.ping(client, srv.runner.base)
     return JSONResponse({"database": "ok" if ok else "failing",
-                         "influx": srv.influx, "dashboards": len(srv.dashboards)},
-                        status_code=200 if ok else 503)
+                         "dashboards": len(srv.dashboards)}, status_code=200 if ok else 503)
 
 
 @router.get("/api/search")
