@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from orchestrator.service import queue
 from orchestrator.service.db import PRIVATE_DIR_MODE
 from orchestrator.service.models import Experiment, State, utcnow
+from orchestrator.service.public_text import public_text
 from orchestrator.service.runfn import RunFunction, clean_run
 from orchestrator.service.settings import Settings
 
@@ -182,7 +183,7 @@ class Scheduler:
             log.warning("%s: %s; %s", exp_id, reason, note)
             with self._sessions() as db:
                 db.execute(update(Experiment).where(Experiment.id == exp_id)
-                           .values(message=note))
+                           .values(message=public_text(note, self.settings)))
                 db.commit()
         return orphans
 
@@ -209,7 +210,8 @@ class Scheduler:
                     db.execute(update(Experiment).where(Experiment.id == exp_id).values(
                         phase=phase[:64], fraction=float(getattr(p, "fraction", 0.0) or 0.0),
                         elapsed_s=float(getattr(p, "elapsed_s", 0.0) or 0.0),
-                        message=str(getattr(p, "message", ""))[:2000]))
+                        message=public_text(str(getattr(p, "message", "")),
+                                            self.settings)[:2000]))
                     db.commit()
             except Exception:
                 log.exception("%s: progress update failed", exp_id)
@@ -292,6 +294,9 @@ class Scheduler:
     def _write_final(self, exp_id: str, values: dict[str, Any]) -> None:
         """The final state, retried with backoff while the database refuses it (locked,
         pool exhausted, restarting); a run is never left `running` by one failed write."""
+        for key in ("error", "message"):
+            if key in values:
+                values[key] = public_text(values[key], self.settings)
         delay = FINAL_WRITE_FIRST_RETRY_S
         for attempt in range(1, FINAL_WRITE_ATTEMPTS + 1):
             try:

@@ -76,3 +76,20 @@ def test_an_existing_database_file_is_made_private(make_api: Callable[..., Api],
     db.chmod(0o644)
     make_api()
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
+
+
+def _fails_quoting_its_path(*, out_dir: Any, run_id: str, **_: Any) -> Any:
+    """A run failing the way a full disk does, quoting where the service keeps it."""
+    raise OSError(28, "No space left on device", str(Path(out_dir) / run_id / "metrics.csv"))
+
+
+def test_errors_name_the_servers_directories_without_spelling_them(
+        make_api: Callable[..., Api], tmp_path: Path) -> None:
+    api = make_api(run_fn=_fails_quoting_its_path)
+    exp_id = api.submit("alice").json()["id"]
+    done = api.wait("alice", exp_id)
+    assert done["state"] == "failed"
+    assert done["error"] == (f"OSError: [Errno 28] No space left on device: "
+                             f"'<runs>/{exp_id}/metrics.csv'")
+    seen = api.client.get(f"/api/v1/experiments/{exp_id}", headers=api.h("alice")).text
+    assert str(tmp_path) not in seen
