@@ -21,9 +21,11 @@ Options: `inventory` (path, required) and the agent's own (xcplab_contract.agent
 from __future__ import annotations
 
 import io
+import json
 import queue
 import subprocess
 import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -83,6 +85,7 @@ class ClusterBackend(Backend):
         self.merged: queue.Queue[dict[str, Any]] = queue.Queue()
         self.done: dict[str, dict[str, Any]] = {}
         self.lost: set[str] = set()  # machines whose agent channel closed before destroy
+        self.clocks: list[barrier.MachineClock] = []
         self.closing = threading.Event()
         self._destroyed: dict[str, Any] | None = None
 
@@ -163,14 +166,13 @@ class ClusterBackend(Backend):
                              name=f"cluster-pump-{name}").start()
         applied = self._each(list(self.links), apply_one)
         t2 = time.monotonic()
-        record = self._record(plan, tun, list(clocks.values()), applied)
         self.clocks = list(clocks.values())
+        record = self._record(tun, self.clocks)
         return {"cluster": record, "machines": applied,
                 "timings": {"channels_and_clocks_s": t1 - t0, "apply_s": t2 - t1}}
 
-    def _record(self, plan: Plan, tun: list[Tunnel], clocks: list[barrier.MachineClock],
-                applied: dict[str, Any]) -> dict[str, Any]:
-        import json
+    def _record(self, tun: list[Tunnel], clocks: list[barrier.MachineClock]) -> dict[str, Any]:
+        """Placement, tunnels with their MTU arithmetic, clocks: run_dir/cluster.json."""
         p = self.placement
         assert p is not None
         record = {
@@ -292,7 +294,6 @@ class ClusterBackend(Backend):
     @classmethod
     def _each_machine(cls, options: dict[str, Any] | None, cmd: str,
                       **fields: Any) -> dict[str, dict[str, Any]]:
-        import tempfile
         inv = _inventory(dict(options or {}))
         with tempfile.TemporaryDirectory(prefix="xcplab-cluster-") as tmp:
             def one(m: Machine) -> dict[str, Any]:
