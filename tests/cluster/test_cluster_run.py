@@ -187,3 +187,27 @@ def _wait_file(p: Path, timeout_s: float = 60) -> Path:
         assert time.monotonic() < deadline, f"{p} never appeared"
         time.sleep(0.1)
     return p
+
+
+def test_an_unreachable_machine_fails_the_run_before_anything_is_made(
+        nscluster: NsCluster, inventory: Path, tmp_path: Path) -> None:
+    """Nothing answers on the port the inventory gives for m1 and m2 (the two machines the
+    quickstart is placed on): the run fails at its channels, naming the machine and ssh's
+    reason, within ssh's connect timeout, and no machine has made anything."""
+    bad = tmp_path / "inventory.yaml"
+    text = inventory.read_text().replace("key: id_ed25519,", f"key: {nscluster.root}/id_ed25519,")
+    text = text.replace("known_hosts: known_hosts", f"known_hosts: {nscluster.root}/known_hosts")
+    bad.write_text(text.replace("port: 22}", "port: 2}"))
+    t0 = time.monotonic()
+    r = _run(nscluster, bad, tmp_path / "out", "duration=5s")
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    assert time.monotonic() - t0 < 60
+    run_dir = Path(r.stdout.strip().splitlines()[-1])
+    s = json.loads((run_dir / "summary.json").read_text())
+    assert s["status"] == "failed"
+    assert "`agent ping` failed" in s["error"] and "Connection refused" in s["error"], s["error"]
+    assert s["error"].startswith(("m1:", "m2:")), s["error"]
+    plan = json.loads((run_dir / "plan.json").read_text())
+    assert _run_namespaces(plan["run_tag"]) == []
+    for m in nscluster.machines:
+        assert not (nscluster.prefix(m) / "state" / plan["run_id"]).exists()
