@@ -22,6 +22,7 @@ from run_helpers import (
     xcplab,
 )
 
+from agents.from_plan import HOST_SYSCTLS
 from agents.state import proc_starttime
 from orchestrator.backends.docker import containers, images
 from orchestrator.backends.docker.cli import DockerCli
@@ -128,9 +129,10 @@ def test_limits_bind_and_sigkill_then_clean(tmp_path: Path, docker_cli: DockerCl
         for feature in ("tx-tcp-segmentation", "generic-segmentation-offload",
                         "generic-receive-offload", "tx-checksumming"):
             assert f"{feature}: off" in k, k
-        # the namespace's own sysctls are a fresh namespace's, as a netns node's
-        # (docker's two OCI defaults set back; per-device and agent-set keys aside)
-        assert _net_sysctls(["nsenter", ns]) == _net_sysctls(["unshare", "--net"])
+        # the namespace's own sysctls are a fresh namespace's with the agent's host
+        # settings, as a netns host's (docker's two OCI defaults set back)
+        assert _net_sysctls(["nsenter", ns]) == {**_net_sysctls(["unshare", "--net"]),
+                                                 **dict(HOST_SYSCTLS)}
         # the agent first, so nothing tidies up, then the orchestrator
         os.kill(st["agent_pid"], signal.SIGKILL)
         cli.send_signal(signal.SIGKILL)
