@@ -1,7 +1,9 @@
 """Frozen dataclasses <-> JSON-ready data, guided by type hints (no pickle, no magic).
 
 Tuples become lists and back; Optional fields accept null; unknown keys are
-errors so a plan written by a newer xcplab is not silently misread.
+errors so a plan written by a newer xcplab is not silently misread. A value class
+that is not a dataclass (plan.QueueParams) converts itself: `to_data()` and the
+classmethod `from_data(data)`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ def to_data(obj: Any) -> Any:
         return [to_data(x) for x in obj]
     if isinstance(obj, dict):
         return {str(k): to_data(v) for k, v in obj.items()}
-    return obj
+    if obj is None or isinstance(obj, str | int | float):
+        return obj
+    convert = getattr(obj, "to_data", None)
+    return convert() if callable(convert) else obj
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -41,6 +46,8 @@ def from_data(tp: Any, data: Any) -> Any:
     if origin is tuple:
         (item, _ellipsis) = get_args(tp)
         return tuple(from_data(item, x) for x in data)
+    if isinstance(tp, type) and not is_dataclass(tp) and hasattr(tp, "from_data"):
+        return tp.from_data(data)
     if isinstance(tp, type) and is_dataclass(tp):
         hints = _HINTS.get(tp)
         if hints is None:

@@ -21,7 +21,7 @@ Naming (run tag = 6 base36 chars derived from the run id):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -129,18 +129,86 @@ class Loss:
         return (self.r * self.loss_good + self.p * self.loss_bad) / (self.p + self.r)
 
 
+ParamValue = bool | int | float | str
+
+
+class QueueParams(Mapping[str, ParamValue]):
+    """The engine params of one queue (QUEUES.md `params`), frozen: names to scalars, in
+    the order they were given (the engine config is written in that order).
+
+    The contract lists no queue kinds, so an agent realises a kind it has never heard
+    of: what the params of a kind are is said once on each side of this value, by the
+    kind's typed model that writes them (orchestrator/spec/queues/<kind>.py,
+    `QueueModel.plan_queue`) and by the engine's kind file that reads them
+    (router-image/src/qdisc/kinds/<kind>.cc). Anything but a scalar is refused here,
+    naming the param, whether a planner or a plan.json gives it."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        checked = {}
+        for name, value in (items or {}).items():
+            if not isinstance(name, str) or not name:
+                raise PlanError(f"queue params: a param name must be a non-empty string, "
+                                f"got {name!r}")
+            if not isinstance(value, bool | int | float | str):
+                raise PlanError(f"queue params: {name} must be a number, true/false or a "
+                                f"string, got {value!r}")
+            checked[name] = value
+        self._items: dict[str, ParamValue] = checked
+
+    def __getitem__(self, name: str) -> ParamValue:
+        return self._items[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self._items) == dict(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._items.items()))
+
+    def __repr__(self) -> str:
+        return f"QueueParams({self._items!r})"
+
+    def with_param(self, name: str, value: ParamValue) -> QueueParams:
+        """A copy with `name` set (added last when new)."""
+        return QueueParams({**self._items, name: value})
+
+    def to_data(self) -> dict[str, ParamValue]:
+        return dict(self._items)
+
+    @classmethod
+    def from_data(cls, data: Any) -> QueueParams:
+        if not isinstance(data, dict):
+            raise PlanError(f"queue params must be a JSON object, got {data!r}")
+        return cls(data)
+
+
 @dataclass(frozen=True)
 class Queue:
-    """Queue discipline of one emulated direction (CONFIG.md `queue`)."""
+    """Queue discipline of one emulated direction (CONFIG.md `queue`). Built by the
+    kind's model (`QueueModel.plan_queue`); the kinds are the engine's and the spec's
+    files, not a list here."""
 
-    kind: str  # droptail | red | xcp (later xcp-i, ixcp, fairness)
+    kind: str
     limit_packets: int  # 0 = unbounded on that axis; at least one limit > 0
     limit_bytes: int
-    params: dict[str, Any] = field(default_factory=dict)
+    params: QueueParams = field(default_factory=QueueParams)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.params, QueueParams):  # a plain mapping: checked and frozen
+            object.__setattr__(self, "params", QueueParams(self.params))
 
     def to_engine(self) -> dict[str, Any]:
         return {"kind": self.kind, "limit_packets": self.limit_packets,
-                "limit_bytes": self.limit_bytes, "params": dict(self.params)}
+                "limit_bytes": self.limit_bytes, "params": self.params.to_data()}
 
 
 @dataclass(frozen=True)

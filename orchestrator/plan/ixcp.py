@@ -17,12 +17,10 @@ iXCP link gets no id and sends no B block.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from typing import Any
 
 from orchestrator.spec.queues import queue_model
-from xcplab_contract.plan import Queue
 
 ID_MAX = 2**32 - 1
 
@@ -44,15 +42,9 @@ def link_ids(planner: Any) -> dict[tuple[int, str], int]:
 
 
 def _link_id_param(kind: str) -> str | None:
-    """The engine param a kind takes its link id in (IxcpQueue), or None."""
-    return getattr(queue_model(kind), "link_id_param", None)
-
-
-def with_link_id(queue: Queue, link_id: int | None) -> Queue:
-    key = _link_id_param(queue.kind)
-    if link_id is None or key is None:
-        return queue
-    return dataclasses.replace(queue, params={**queue.params, key: link_id})
+    """The engine param a kind takes its link id in (IxcpQueue; the model's
+    `plan_queue` writes it), or None."""
+    return queue_model(kind).link_id_param
 
 
 def access_link_id(dirs: tuple[tuple[int, str], ...], ids: dict[tuple[int, str], int]

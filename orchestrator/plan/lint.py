@@ -35,11 +35,12 @@ def warnings(plan: Plan) -> list[str]:
         if not any(_xcp(d) for d in dirs):
             out.append(f"flow {f.id} is XCP but no queue on its path {' '.join(f.path)} is "
                        "an XCP queue: it gets no feedback and keeps its initial window")
-    overridden: dict[str, set[int]] = {}
+    overridden: dict[str, set[float]] = {}
     for link in plan.links:
         for d in (link.a_to_b, link.b_to_a):
             if _xcp(d) and "capacity_bps" in d.queue.params:
-                overridden.setdefault(d.emulated_by, set()).add(d.queue.params["capacity_bps"])
+                overridden.setdefault(d.emulated_by, set()).add(
+                    float(d.queue.params["capacity_bps"]))
     for router, caps in sorted(overridden.items()):
         n = sum(1 for link in plan.links for d in (link.a_to_b, link.b_to_a)
                 if d.emulated_by == router and "capacity_bps" in d.queue.params)

@@ -131,8 +131,7 @@ class Planner:
         stage: Stage = "egress" if sender in self.routers else "ingress"
         router = sender if stage == "egress" else receiver
         bdp = engine.bdp_bytes(d.capacity_bps, rtt_s)
-        queue = ixcp.with_link_id(engine.make_queue(d.queue, d.buffer, bdp),
-                                  self._ixcp_ids.get((k, sender)))
+        queue = engine.make_queue(d.queue, d.buffer, bdp, self._ixcp_ids.get((k, sender)))
         return Direction(
             src=sender, dst=receiver, capacity_bps=d.capacity_bps,
             delay_us=round(d.delay_s * 1e6), queue=queue,

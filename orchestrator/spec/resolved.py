@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator import units
 from orchestrator.spec.captures import RCapture
 from orchestrator.spec.trial_models import RTrial
+from xcplab_contract.plan import ParamValue
 
 
 class Frozen(BaseModel):
@@ -22,9 +23,13 @@ class Frozen(BaseModel):
 
 
 class RQueue(Frozen):
+    """A direction's or router's queue as its kind's model resolved it (`resolved_queue`):
+    the kind's engine params after `scale` (the model's `engine_params`), which the
+    model turns into the plan's queue (`plan_queue`)."""
+
     kind: str
-    params: dict[str, Any] = Field(default_factory=dict)
-    # XCP-i routers only: the router-level options (QueueSpec.xcpi_options)
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    # XCP-i routers only: the router-level options (QueueModel.router_options)
     xcpi: dict[str, Any] | None = None
 
 

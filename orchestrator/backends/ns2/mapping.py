@@ -17,7 +17,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from xcplab_contract.plan import Direction, Event, Flow, Plan
+from orchestrator.spec.queues import KINDS, queue_model
+from orchestrator.spec.queues.ns2 import Ns2Queue, Ns2Refused
+from xcplab_contract.plan import Direction, Event, Flow, Plan, Queue
 
 NS_VERSION_EXPECTED = "2.35"
 WIRE_BYTES = 1500  # one data packet on the wire (IPv4 total length), as the emulator's MTU
@@ -28,32 +30,21 @@ TIMESTAMP_OPTION_BYTES = 10  # ns-2 Agent/TCP ts_option_size_, counted when time
 # emulated hosts' autotuned buffers.
 RECEIVER_WINDOW_PACKETS = 100_000
 
-# ns-2.35 queue/xcpq.cc constants (not settable from Tcl) and the engine's params of
-# the same meaning (router-image/QUEUES.md). A plan asking other values is refused.
-NS2_XCP_CONSTANTS: dict[str, float] = {
-    "alpha": 0.4,  # XCPQueue::ALPHA_
-    "beta": 0.226,  # XCPQueue::BETA_
-    "gamma": 0.1,  # XCPQueue::GAMMA_
-    "min_interval_s": 0.001,  # XCPQueue::XCP_MIN_INTERVAL, floor of the control interval
-    "max_interval_s": 1.0,  # XCPQueue::XCP_MAX_INTERVAL, cap of the RTT a packet reports
-    "rtt_cap_s": 1.0,  # the same XCP_MAX_INTERVAL caps the per-packet RTT
-    "fallback_interval_s": 0.05,  # INITIAL_Te_VALUE, the interval before any RTT is known
-    "min_queue_window_s": 0.002,  # Tq = max(0.002, ...) in Tq_timeout
-}
+# How each queue kind maps onto ns-2.35 (its queue class, qlim_, variables, compiled-in
+# constants, what is refused) is said by the kind's model: orchestrator/spec/queues/,
+# `ns2` (ns2.py). Nothing here lists kinds.
 
-# RED: engine param -> (ns-2 Queue/RED variable, engine default). max_p maps to
-# linterm_ = 1/max_p.
-RED_PARAMS: dict[str, tuple[str, Any]] = {
-    "min_th": ("thresh_", 5),
-    "max_th": ("maxthresh_", 15),
-    "max_p": ("linterm_", 0.1),
-    "w_q": ("q_weight_", 0.002),
-    "gentle": ("gentle_", True),
-    "thresh_unit": ("queue_in_bytes_", "packets"),
-    "mean_packet_bytes": ("mean_pktsize_", 1000),
-}
 
-NS2_QUEUE = {"droptail": "DropTail", "red": "RED", "xcp": "XCP"}
+def ns2_queue(q: Queue) -> Ns2Queue:
+    """The ns-2 queue of a plan queue; assumes `refusals` found nothing for it."""
+    m = queue_model(q.kind).ns2_mapping()
+    assert isinstance(m, Ns2Queue), f"queue kind {q.kind} is refused by ns-2 (refusals says so)"
+    return m
+
+
+def _mapped_kinds() -> list[str]:
+    return [k for k in KINDS if isinstance(queue_model(k).ns2_mapping(), Ns2Queue)]
+
 
 # Defaults of the installed ns the mapping relies on, read from the binary itself when a
 # run is prepared (backend.ns_probe) and recorded in mapping.json and the manifest:
@@ -77,18 +68,21 @@ NS2_DEFAULTS_READ: dict[tuple[str, str], Any] = {
 
 
 def parameter_record(mapping: dict[str, Any], ns_defaults: dict[str, Any]) -> dict[str, Any]:
-    """The exact parameter mapping of one run, as the manifest records it: XCP constants and
-    control interval, queue limits in packets per direction, header sizes, TCP agents."""
-    xcp_dirs = {d["link"]: d["xcp"]["set-link-capacity"] for d in mapping["directions"]
-                if "xcp" in d}
+    """The exact parameter mapping of one run, as the manifest records it: per queue kind
+    of the run with compiled-in constants (XCP), those, how it differs and the capacity
+    its queues were given; queue limits in packets per direction, header sizes, TCP
+    agents."""
+    kinds: dict[str, dict[str, Any]] = {}
+    for d in mapping["directions"]:
+        ns = queue_model(d["kind"]).ns2_mapping()
+        if not isinstance(ns, Ns2Queue) or not (ns.fixed or ns.notes or ns.own_capacity):
+            continue
+        rec = kinds.setdefault(d["kind"], {**ns.fixed, **ns.notes})
+        if ns.own_capacity is not None:
+            rec.setdefault("set-link-capacity_bps", {})[d["link"]] = \
+                d[d["kind"]]["set-link-capacity"]
     return {
-        "xcp": {**{k: NS2_XCP_CONSTANTS[k] for k in ("alpha", "beta", "gamma")},
-                "control_interval": "the flows' average RTT, sum(rtt*size/throughput) / "
-                                    "sum(size/throughput) over the last interval's XCP "
-                                    "packets (xcpq.cc), floored at min_interval_s",
-                **{k: v for k, v in NS2_XCP_CONSTANTS.items()
-                   if k not in ("alpha", "beta", "gamma")},
-                "set-link-capacity_bps": xcp_dirs},
+        **kinds,
         "queue_limits_packets": {d["link"]: d["limit_packets"] for d in mapping["directions"]},
         "queue_limit_semantics": "packets waiting, as the engine's limit; ns-2's qlim_ is one "
                                  "more for DropTail and XCP (they hold qlim_ - 1), equal for RED",
@@ -173,34 +167,12 @@ def queue_limit_packets(d: Direction) -> int:
     return min(limits)
 
 
-# What ns-2.35's `queue-limit N` holds, by queue: DropTail::enque drops an arrival when
-# `length() + 1 >= qlim_` (XCPQueue is a DropTail), so N holds N - 1 waiting packets and
-# N = 1 passes nothing; REDQueue::enque drops when the length before the arrival is
-# `>= qlim_`, so N holds N waiting. The packet on the wire has left the queue in both,
-# as in the engine, whose limit L holds L waiting packets.
-NS2_QLIM_EXTRA = {"droptail": 1, "xcp": 1, "red": 0}
-
-
 def ns2_queue_limit(d: Direction, waiting: int | None = None) -> int:
     """ns-2's qlim_ for a direction whose engine queue holds `waiting` packets (default:
-    its plan's buffer)."""
+    its plan's buffer): the packet on the wire has left the queue in both, and what N
+    holds is the kind's (`Ns2Queue.qlim_extra`: DropTail and XCP hold N - 1, RED N)."""
     w = queue_limit_packets(d) if waiting is None else waiting
-    return w + NS2_QLIM_EXTRA[d.queue.kind]
-
-
-def red_settings(d: Direction) -> dict[str, Any]:
-    """Queue/RED variables for a red direction (engine defaults where the plan gives none)."""
-    out: dict[str, Any] = {}
-    for param, (var, default) in RED_PARAMS.items():
-        v = d.queue.params.get(param, default)
-        if param == "max_p":
-            v = 1.0 / float(v)
-        elif param == "gentle":
-            v = "true" if v else "false"
-        elif param == "thresh_unit":
-            v = "true" if v == "bytes" else "false"
-        out[var] = v
-    return out
+    return w + ns2_queue(d.queue).qlim_extra
 
 
 def ns2_seed(seed: int) -> int:
@@ -210,32 +182,33 @@ def ns2_seed(seed: int) -> int:
 
 # --- what ns-2.35 cannot express ----------------------------------------------------
 
+def _queue_refusals(name: str, q: Queue) -> list[str]:
+    """What of a queue ns-2.35 cannot run, as its kind's model says (`ns2`)."""
+    ns = queue_model(q.kind).ns2_mapping()
+    if isinstance(ns, Ns2Refused):
+        return [f"link {name}: {ns.what}: ns-2.35 has no such queue "
+                f"(it has {', '.join(_mapped_kinds())})"]
+    out = [f"link {name}: {why}" for param, why in ns.refused.items() if q.params.get(param)]
+    settable = {v.param for v in ns.variables} | {ns.own_capacity} | set(ns.refused)
+    unmapped = []
+    for param, value in sorted(q.params.items()):
+        if param in settable or param.startswith(ns.ignored_prefixes):
+            continue
+        if param in ns.fixed and math.isclose(float(value), ns.fixed[param], rel_tol=1e-9):
+            continue
+        if not ns.fixed:
+            unmapped.append(param)
+            continue
+        fixed = f"fixed at {ns.fixed[param]:g}" if param in ns.fixed else "no such parameter"
+        out.append(f"link {name}: {ns.cls} parameter {param}={value}: ns-2.35's {ns.cls} "
+                   f"queue has it compiled in ({fixed})")
+    if unmapped:
+        out.append(f"link {name}: {ns.cls} parameters {', '.join(unmapped)}: not mapped to ns-2")
+    return out
+
+
 def _direction_refusals(name: str, d: Direction) -> list[str]:
-    out = []
-    kind = d.queue.kind
-    if kind not in NS2_QUEUE:
-        what = {"xcpi": "XCP-i (queue kind xcpi)"}.get(kind, f"queue kind {kind}")
-        out.append(f"link {name}: {what}: ns-2.35 has no such queue "
-                   f"(it has {', '.join(NS2_QUEUE)})")
-    elif kind == "xcp":
-        params = dict(d.queue.params)
-        if params.get("tcp_fairness"):
-            out.append(f"link {name}: the XCP-TCP fairness dropper (tcp_fairness): ns-2.35's "
-                       "XCP queue has none")
-        params = {k: v for k, v in params.items()
-                  if not (k == "tcp_fairness" or k.startswith("fairness_"))}
-        for param, value in sorted(params.items()):
-            if param == "capacity_bps":
-                continue  # set-link-capacity takes it
-            ns_value = NS2_XCP_CONSTANTS.get(param)
-            if ns_value is None or not math.isclose(float(value), ns_value, rel_tol=1e-9):
-                fixed = "no such parameter" if ns_value is None else f"fixed at {ns_value:g}"
-                out.append(f"link {name}: XCP parameter {param}={value}: ns-2.35's XCP "
-                           f"queue has it compiled in ({fixed})")
-    elif kind == "red":
-        unknown = sorted(set(d.queue.params) - set(RED_PARAMS))
-        if unknown:
-            out.append(f"link {name}: RED parameters {', '.join(unknown)}: not mapped to ns-2")
+    out = _queue_refusals(name, d.queue)
     if d.loss.model == "gilbert_elliott":
         out.append(f"link {name}: {GE_REFUSAL}")
     if not d.up:

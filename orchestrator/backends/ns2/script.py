@@ -20,15 +20,13 @@ from dataclasses import replace
 from typing import Any
 
 from orchestrator.backends.ns2.mapping import (
-    NS2_QUEUE,
-    NS2_XCP_CONSTANTS,
     RECEIVER_WINDOW_PACKETS,
     WIRE_BYTES,
     agent_for,
+    ns2_queue,
     ns2_queue_limit,
     ns2_seed,
     queue_limit_packets,
-    red_settings,
 )
 from xcplab_contract.plan import Direction, Plan
 
@@ -69,7 +67,7 @@ def _timeline(plan: Plan, directions: list[dict[str, Any]],
             cmds = []
             if "capacity_bps" in req:
                 cmds.append(f"[{link} link] set bandwidth_ {req['capacity_bps']}")
-                if d.queue.kind == "xcp" and not d.queue.params.get("capacity_bps"):
+                if ns2_queue(d.queue).follows_link(d.queue.params):
                     cmds.append(f"{queue} set-link-capacity {req['capacity_bps']}")
             if "delay_us" in req:
                 cmds.append(f"[{link} link] set delay_ {_num(req['delay_us'] / 1e6)}")
@@ -113,25 +111,26 @@ def write_script(plan: Plan, samples_file: str) -> tuple[str, dict[str, Any]]:
             a, b = f"$n({node_ix[d.src]})", f"$n({node_ix[d.dst]})"
             limit = queue_limit_packets(d)
             qlim = ns2_queue_limit(d)
+            ns = ns2_queue(d.queue)  # what the kind's model says it is in ns-2
             entry: dict[str, Any] = {
                 "index": i, "link": f"{d.src}->{d.dst}", "link_id": link.id, "side": side,
                 "node": d.emulated_by, "port": d.port, "stage": d.stage,
                 "tcl_nodes": [a, b], "capacity_bps": d.capacity_bps,
-                "delay_s": d.delay_us / 1e6, "queue": NS2_QUEUE[d.queue.kind],
+                "delay_s": d.delay_us / 1e6, "queue": ns.cls, "kind": d.queue.kind,
                 "limit_packets": limit, "qlim_": qlim, "loss": d.loss.to_engine()}
             lines.append(f"$ns simplex-link {a} {b} {d.capacity_bps} {_num(d.delay_us / 1e6)} "
-                         f"{NS2_QUEUE[d.queue.kind]} ;# {d.src}->{d.dst}")
+                         f"{ns.cls} ;# {d.src}->{d.dst}")
             lines.append(f"$ns queue-limit {a} {b} {qlim}")
             q = f"[[$ns link {a} {b}] queue]"
-            if d.queue.kind == "xcp":
-                cap = int(d.queue.params.get("capacity_bps") or d.capacity_bps)
+            cap = ns.capacity(d.queue.params, d.capacity_bps)
+            if cap is not None:
                 lines.append(f"{q} set-link-capacity {cap}")
-                entry["xcp"] = {"set-link-capacity": cap, **NS2_XCP_CONSTANTS}
-            elif d.queue.kind == "red":
-                red = red_settings(d)
-                for var, value in red.items():
+                entry[d.queue.kind] = {"set-link-capacity": cap, **ns.fixed}
+            if ns.variables:
+                settings = ns.settings(d.queue.params)
+                for var, value in settings.items():
                     lines.append(f"{q} set {var} {value}")
-                entry["red"] = red
+                entry[d.queue.kind] = settings
             lines.append(f"set qm({i}) [new QueueMonitor]")
             lines.append(f"[$ns link {a} {b}] attach-monitors [new SnoopQueue/In] "
                          f"[new SnoopQueue/Out] [new SnoopQueue/Drop] $qm({i})")

@@ -9,13 +9,15 @@ here (and its engine file in router-image/src/qdisc/), with no list to edit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from orchestrator.spec.queues.ns2 import Ns2Queue, Ns2Refused
 from xcplab_contract.bounds import Bound, bound
+from xcplab_contract.plan import ParamValue, Queue, QueueParams
 
 REGISTRY: dict[str, type[QueueModel]] = {}
 
@@ -54,12 +56,15 @@ class QueueModel(BaseModel):
     xcp_feedback: ClassVar[bool] = False  # its routers give XCP feedback (plan lint)
     colour: ClassVar[str] = "#bdbdbd"  # `xcplab plan --graph`
     description: ClassVar[str] = ""
+    # the engine param a kind takes its direction's link id in (iXCP), filled by the planner
+    link_id_param: ClassVar[str | None] = None
+    # how the kind maps onto ns-2.35 (ns2.py); read from the class itself, not inherited
+    ns2: ClassVar[Ns2Queue | Ns2Refused | None] = None
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kw: Any) -> None:
         super().__pydantic_init_subclass__(**kw)
-        (kind,) = get_args(cls.model_fields["kind"].annotation)
-        REGISTRY[kind] = cls
+        REGISTRY[cls.kind_name()] = cls
 
     @model_validator(mode="before")
     @classmethod
@@ -77,6 +82,32 @@ class QueueModel(BaseModel):
     @classmethod
     def fields(cls) -> list[str]:
         return [n for n in cls.model_fields if n != "kind"]
+
+    @classmethod
+    def kind_name(cls) -> str:
+        (kind,) = get_args(cls.model_fields["kind"].annotation)
+        return str(kind)
+
+    @classmethod
+    def plan_queue(cls, params: Mapping[str, ParamValue], limit_packets: int,
+                   limit_bytes: int, link_id: int | None = None) -> Queue:
+        """The plan's queue of this kind (xcplab_contract.plan.Queue): the engine params
+        this model gave at resolution (`engine_params`), then the link id of the
+        direction when the kind takes one (`link_id_param`)."""
+        out = QueueParams(params)
+        if link_id is not None and cls.link_id_param is not None:
+            out = out.with_param(cls.link_id_param, link_id)
+        return Queue(kind=cls.kind_name(), limit_packets=limit_packets,
+                     limit_bytes=limit_bytes, params=out)
+
+    @classmethod
+    def ns2_mapping(cls) -> Ns2Queue | Ns2Refused:
+        """What this kind declares about ns-2.35 itself; a kind that declares nothing
+        (a derived one included: it does not inherit its base's) is refused by name."""
+        own = vars(cls).get("ns2")
+        if isinstance(own, Ns2Queue | Ns2Refused):
+            return own
+        return Ns2Refused(f"queue kind {cls.kind_name()}")
 
     def bounded(self, scale: float) -> Iterator[tuple[tuple[str, ...], float, Bound]]:
         """(field path, value as the engine gets it, its bound) for every field given,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from orchestrator.spec.queues.base import QueueModel
+from orchestrator.spec.queues.ns2 import Ns2Queue
 
 
 class DropTailQueue(QueueModel):
@@ -12,3 +13,4 @@ class DropTailQueue(QueueModel):
 
     kind: Literal["droptail"]
     colour: ClassVar[str] = "#bdbdbd"
+    ns2: ClassVar[Ns2Queue] = Ns2Queue("DropTail", qlim_extra=1)

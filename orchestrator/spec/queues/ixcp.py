@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from orchestrator.spec.queues.ns2 import Ns2Queue, Ns2Refused
 from orchestrator.spec.queues.xcp import XcpQueue
 
 
@@ -14,3 +15,4 @@ class IxcpQueue(XcpQueue):
 
     colour: ClassVar[str] = "#d7191c"
     link_id_param: ClassVar[str | None] = "link_id"
+    ns2: ClassVar[Ns2Queue | Ns2Refused] = Ns2Refused("iXCP (queue kind ixcp)")

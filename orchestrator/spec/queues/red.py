@@ -8,6 +8,11 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import model_validator
 
 from orchestrator.spec.queues.base import QueueModel, param
+from orchestrator.spec.queues.ns2 import Ns2Queue, Ns2Variable
+
+
+def _tcl_bool(v: object) -> str:
+    return "true" if v else "false"
 
 
 class RedQueue(QueueModel):
@@ -22,6 +27,17 @@ class RedQueue(QueueModel):
                                  param("mean_packet_bytes", "red.mean_packet_bytes")] = None
 
     colour: ClassVar[str] = "#fdae61"
+    # ns-2.35's Queue/RED, the engine's defaults where the plan gives none; max_p is
+    # linterm_ = 1/max_p there. RED holds qlim_ waiting packets.
+    ns2: ClassVar[Ns2Queue] = Ns2Queue("RED", qlim_extra=0, variables=(
+        Ns2Variable("min_th", "thresh_", 5),
+        Ns2Variable("max_th", "maxthresh_", 15),
+        Ns2Variable("max_p", "linterm_", 0.1, lambda v: 1.0 / float(v)),
+        Ns2Variable("w_q", "q_weight_", 0.002),
+        Ns2Variable("gentle", "gentle_", True, _tcl_bool),
+        Ns2Variable("thresh_unit", "queue_in_bytes_", "packets", lambda v: _tcl_bool(v == "bytes")),
+        Ns2Variable("mean_packet_bytes", "mean_pktsize_", 1000),
+    ))
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> RedQueue:

@@ -11,6 +11,7 @@ from pydantic import model_validator
 
 from orchestrator.spec.queues.base import QueueModel, param
 from orchestrator.spec.queues.fairness import TcpFairnessSpec
+from orchestrator.spec.queues.ns2 import Ns2Queue, Ns2Refused
 from orchestrator.spec.types import Duration, Rate
 
 
@@ -32,6 +33,26 @@ class XcpQueue(QueueModel):
 
     xcp_feedback: ClassVar[bool] = True
     colour: ClassVar[str] = "#2b83ba"
+    # ns-2.35's Queue/XCP (a DropTail: qlim_ - 1 waiting). Its law's constants are
+    # compiled in (queue/xcpq.cc), so only the engine's values of the same meaning run.
+    ns2: ClassVar[Ns2Queue | Ns2Refused] = Ns2Queue(
+        "XCP", qlim_extra=1, own_capacity="capacity_bps",
+        fixed={
+            "alpha": 0.4,  # XCPQueue::ALPHA_
+            "beta": 0.226,  # XCPQueue::BETA_
+            "gamma": 0.1,  # XCPQueue::GAMMA_
+            "min_interval_s": 0.001,  # XCP_MIN_INTERVAL, floor of the control interval
+            "max_interval_s": 1.0,  # XCP_MAX_INTERVAL, cap of the RTT a packet reports
+            "rtt_cap_s": 1.0,  # the same XCP_MAX_INTERVAL caps the per-packet RTT
+            "fallback_interval_s": 0.05,  # INITIAL_Te_VALUE, before any RTT is known
+            "min_queue_window_s": 0.002,  # Tq = max(0.002, ...) in Tq_timeout
+        },
+        refused={"tcp_fairness": "the XCP-TCP fairness dropper (tcp_fairness): ns-2.35's "
+                                 "XCP queue has none"},
+        ignored_prefixes=("fairness_",),
+        notes={"control_interval": "the flows' average RTT, sum(rtt*size/throughput) / "
+                                   "sum(size/throughput) over the last interval's XCP "
+                                   "packets (xcpq.cc), floored at min_interval_s"})
 
     @model_validator(mode="after")
     def _intervals_ordered(self) -> XcpQueue:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 
 from orchestrator.spec.queues.base import param
+from orchestrator.spec.queues.ns2 import Ns2Queue, Ns2Refused
 from orchestrator.spec.queues.xcp import XcpQueue
 from orchestrator.spec.types import Duration
 
@@ -44,3 +45,4 @@ class XcpiQueue(XcpQueue):
                           param("packet_bytes", "xcpi.chirp_packet_bytes", at=CHIRP)] = None
 
     colour: ClassVar[str] = "#1a9641"
+    ns2: ClassVar[Ns2Queue | Ns2Refused] = Ns2Refused("XCP-i (queue kind xcpi)")

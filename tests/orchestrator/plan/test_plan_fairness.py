@@ -5,7 +5,9 @@ refused by validate."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +36,7 @@ flows:
 """
 
 
-def _bottleneck_params(queue: str, scale: float = 1) -> dict:
+def _bottleneck_params(queue: str, scale: float = 1) -> Mapping[str, Any]:
     plan = make_plan(load_spec_text(SPEC.format(queue=queue, scale=scale), "fair.yaml"), "t-1")
     link = next(x for x in plan.links if x.id == "bottleneck")
     q = link.a_to_b.queue

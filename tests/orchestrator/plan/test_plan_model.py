@@ -18,12 +18,13 @@ from xcplab_contract.plan import (
     Node,
     Plan,
     Queue,
+    QueueParams,
     Route,
 )
 
 
 def _tiny_plan() -> Plan:
-    q = Queue("xcp", 0, 150_000, {})
+    q = Queue("xcp", 0, 150_000, QueueParams({"capacity_bps": 25_000_000}))
     d = Direction("r1", "r2", 30_000_000, 10_000, q, Loss("bernoulli", p=0.01), True,
                   "r1", "r1:eth1", "egress", 0.08, 300_000)
     e = Endpoint("r1", "eth1", "02:00:00:00:01:01", "10.0.1.1/24")
@@ -56,6 +57,28 @@ def test_unknown_key_and_format_rejected() -> None:
     data = _tiny_plan().to_dict()
     data["format"] = 99
     with pytest.raises(PlanError, match="format 99"):
+        Plan.from_dict(data)
+
+
+def test_queue_params_are_frozen_scalars_in_the_order_given() -> None:
+    plan = Plan.from_json(_tiny_plan().to_json())
+    params = plan.links[0].a_to_b.queue.params
+    assert isinstance(params, QueueParams) and params == {"capacity_bps": 25_000_000}
+    with pytest.raises(TypeError):
+        params["alpha"] = 0.5  # type: ignore[index]
+    ordered = QueueParams({"b": 1, "a": True}).with_param("c", "x")
+    assert list(ordered) == ["b", "a", "c"]
+    assert Queue("red", 10, 0, ordered).to_engine()["params"] == {"b": 1, "a": True, "c": "x"}
+    assert hash(QueueParams({"a": 1})) == hash(QueueParams({"a": 1}))
+
+
+def test_a_queue_param_that_is_not_a_scalar_is_refused_naming_it() -> None:
+    data = _tiny_plan().to_dict()
+    data["links"][0]["a_to_b"]["queue"]["params"] = {"alpha": [0.4]}
+    with pytest.raises(PlanError, match="alpha must be a number"):
+        Plan.from_dict(data)
+    data["links"][0]["a_to_b"]["queue"]["params"] = [["alpha", 0.4]]
+    with pytest.raises(PlanError, match="queue params must be a JSON object"):
         Plan.from_dict(data)
 
 
