@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from orchestrator.plan.routing import UNREACHABLE, Graph, next_hops
+from orchestrator.plan.routing import SMALL_LAYER, UNREACHABLE, Graph, next_hops
 
 
 class Adj:
@@ -38,9 +38,9 @@ def _graph(adj: dict[str, list[Adj]], routers: set[str]) -> Graph:
 
 
 def _next_hops(adj: dict[str, list[Adj]], sources: frozenset[str],
-               routers: set[str]) -> dict[str, tuple[str, int]]:
+               routers: set[str], small_layer: int = SMALL_LAYER) -> dict[str, tuple[str, int]]:
     g = _graph(adj, routers)
-    nh_node, nh_link = next_hops(g, [g.names.index(s) for s in sorted(sources)])
+    nh_node, nh_link = next_hops(g, [g.names.index(s) for s in sorted(sources)], small_layer)
     return {g.names[i]: (g.names[int(nh_node[i])], int(nh_link[i]))
             for i in range(len(g.names)) if nh_link[i] != UNREACHABLE}
 
@@ -88,12 +88,14 @@ def _reference(adj: dict[str, list[Adj]], sources: frozenset[str],
     return best
 
 
+@pytest.mark.parametrize("small_layer", [0, SMALL_LAYER, 1 << 30])  # arrays, mixed, loop
 @pytest.mark.parametrize("seed", range(200))
-def test_next_hops_match_the_relaxed_metric(seed: int) -> None:
+def test_next_hops_match_the_relaxed_metric(seed: int, small_layer: int) -> None:
     adj, routers = _random_graph(seed)
     rng = random.Random(seed + 1000)
     sources = frozenset(rng.sample(sorted(routers), rng.choice([1, 2])))
-    assert _next_hops(adj, sources, routers) == _reference(adj, sources, routers)
+    assert (_next_hops(adj, sources, routers, small_layer)
+            == _reference(adj, sources, routers))
 
 
 def test_hosts_are_ends_never_transit() -> None:
