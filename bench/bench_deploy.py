@@ -15,7 +15,7 @@ then the same deployer naming each container's namespace instead of creating one
 teardown unnames them and removes the containers. Without a daemon or the images
 they are reported under "errors" with the fix.
 
-    run() -> {"deploy": {"nodes_200_s", "teardown_200_s", "nodes_1000_s", ...}}
+    run() -> {"deploy": {"nodes_200_s", "teardown_200_s", "nodes_1000_s", "nodes_2000_s", ...}}
 """
 
 from __future__ import annotations
@@ -120,12 +120,16 @@ def docker_figures(sizes: tuple[int, ...] = (20, 50, 200)) -> dict:
 def run() -> dict:
     m200 = measure(200)
     m1000 = measure(1000)
+    m2000 = measure(2000)  # the node bound (orchestrator/spec/bounds.py MAX_NODES)
     docker = docker_figures()
     return {**docker, "deploy": {**docker.get("deploy", {}),
         "nodes_200_s": round(m200["deploy_s"], 3),
         "teardown_200_s": round(m200["teardown_s"], 3),
         "nodes_1000_s": round(m1000["deploy_s"], 3),
         "teardown_1000_s": round(m1000["teardown_s"], 3),
+        "nodes_2000_s": round(m2000["deploy_s"], 3),
+        "teardown_2000_s": round(m2000["teardown_s"], 3),
+        "plan_2000_s": round(m2000["plan_s"], 3),
         "netlink_200_s": round(m200["created_s"], 3),  # before links come up
         "netlink_1000_s": round(m1000["created_s"], 3),
         "plan_200_s": round(m200["plan_s"], 3),

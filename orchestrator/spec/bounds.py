@@ -77,8 +77,9 @@ MAX_TOTAL_BYTES = 8 * GiB
 # a 1000-router trial take ~1.7 s (docs/deployment.md).
 MAX_ROUTERS = 1_000
 # Nodes, routers and hosts together: one network namespace each, deployed by the agent;
-# bench/bench_deploy.py deploys 1000 namespaced nodes in ~1.4 s and 2000 in ~3 s (the
-# deploy.nodes_2000_s figure), so a 1000-router trial keeps a host per edge router.
+# bench/bench_deploy.py (a chain: routing's worst case) deploys 1000 / 2000 namespaced
+# nodes in 2.5 / 6.3 s and plans them in 2.2 / 9.6 s (2026-11-27, load ~2), so a
+# 1000-router trial keeps a host per edge router.
 MAX_NODES = 2_000
 MAX_LINKS = 2_000          # after chains are expanded; two engine ports each
 # Ports one router's engine opens: one AF_PACKET ring each. Not measured against the
