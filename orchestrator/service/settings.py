@@ -46,9 +46,10 @@ class Settings(BaseModel):
     submit_rate_per_min: float = 60.0
     submit_burst: int = 20
     # Spec validations running at once (threads) and queued behind them; past both a
-    # submission is answered 503 (orchestrator/api/validation_gate.py).
+    # submission is answered 503 (orchestrator/service/validation_gate.py). 128 queued
+    # bodies hold at most 32 MiB; bench_api's 50 closed-loop clients stay below it.
     validation_workers: int = Field(default=1, ge=1, le=8)
-    validation_queue: int = Field(default=32, ge=0, le=1024)
+    validation_queue: int = Field(default=128, ge=0, le=1024)
     scheduler_poll_s: float = 0.5
     # Reserved for tests: "module:function" replacing the real runner
     # (orchestrator.runner.execute_run) with a function of the same signature.
