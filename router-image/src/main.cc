@@ -1,6 +1,7 @@
 // xcp-router: the userspace XCP forwarding engine and link emulator.
 //   xcp-router --config FILE [--check]   run (or only validate) a configuration
 //   xcp-router --version
+//   xcp-router --list-queue-kinds        the queue kinds built in, one a line
 // Configuration: router-image/CONFIG.md; control socket: router-image/CONTROL.md.
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -13,12 +14,13 @@
 
 #include "control/config_loader.hh"
 #include "core/engine.hh"
+#include "qdisc/qdisc_factory.hh"
 #include "xcp/fd.hh"
 
 namespace {
 
 void usage(FILE* out) {
-  std::fprintf(out, "usage: xcp-router --config FILE [--check] | --version\n");
+  std::fprintf(out, "usage: xcp-router --config FILE [--check] | --version | --list-queue-kinds\n");
 }
 
 int run(const std::string& config_path, bool check_only) {
@@ -60,6 +62,13 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--version") {
       std::printf("xcp-router %s\n", XCPLAB_VERSION);
+      return 0;
+    } else if (arg == "--list-queue-kinds") {
+      // the files of src/qdisc/kinds/ this binary was built with (the planner's and
+      // the tests' view of what the engine accepts)
+      std::string kinds(xcprouter::qdisc_kinds());
+      for (size_t at = 0; (at = kinds.find(", ", at)) != std::string::npos;) kinds.replace(at, 2, "\n");
+      std::printf("%s\n", kinds.c_str());
       return 0;
     } else if (arg == "--config" && i + 1 < argc) {
       config_path = argv[++i];

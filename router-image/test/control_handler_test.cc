@@ -23,7 +23,7 @@ RouterConfig one_port_router() {
   p.ipv4 = *Ipv4Prefix::parse("10.0.0.2/24", true);
   p.egress.capacity_bps = 10'000'000;
   p.egress.delay = xcp::Duration::milliseconds(1);
-  p.egress.queue = {{"kind", "droptail"}, {"limit_packets", 50}};
+  p.egress.queue = read_queue_config({{"kind", "droptail"}, {"limit_packets", 50}});
   c.ports = {p};
   return c;
 }

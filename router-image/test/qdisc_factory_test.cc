@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "qdisc/xcp_qdisc.hh"
+
 namespace xcprouter {
 namespace {
 
@@ -32,6 +34,50 @@ TEST(QdiscFactory, BuildsXcpWithParams) {
   nlohmann::json out;
   q->report(out);
   EXPECT_DOUBLE_EQ(out["xcp"]["alpha"].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(out["xcp"]["C"].get<double>(), 1e6);
+}
+
+// The config loader reads a queue once; the router builds every link's queue from what
+// it read, with the link's seed. The build keeps the values read, not the JSON.
+TEST(QdiscFactory, ReadOnceThenBuiltPerSeedWithTheParamsRead) {
+  QueueConfig c;
+  {
+    const nlohmann::json cfg = {{"kind", "xcp"},
+                                {"limit_packets", 50},
+                                {"params", {{"alpha", 0.3}, {"capacity_bps", 8e6}, {"tcp_fairness", true}}}};
+    c = read_queue_config(cfg);
+  }  // the JSON is gone: what builds is what was read
+  EXPECT_EQ(c.kind, "xcp");
+  EXPECT_EQ(c.limit.packets, 50u);
+  auto a = c.make(1);
+  auto b = c.make(2);
+  ASSERT_NE(a.get(), b.get());
+  for (const auto* q : {a.get(), b.get()}) {
+    EXPECT_EQ(q->limit().packets, 50u);
+    nlohmann::json out;
+    q->report(out);
+    EXPECT_DOUBLE_EQ(out["xcp"]["alpha"].get<double>(), 0.3);
+    EXPECT_DOUBLE_EQ(out["xcp"]["C"].get<double>(), 1e6);
+    EXPECT_TRUE(out["xcp"]["capacity_override"].get<bool>());
+    EXPECT_NE(dynamic_cast<const XcpQdisc&>(*q).fairness(), nullptr);
+  }
+}
+
+TEST(QdiscFactory, BadParamsRefusedWhenReadNotWhenBuilt) {
+  EXPECT_THROW(read_queue_config({{"kind", "ixcp"}}), std::invalid_argument);  // link_id required
+  EXPECT_THROW(read_queue_config({{"kind", "red"}, {"params", {{"min_th", 30}, {"max_th", 20}}}}),
+               std::invalid_argument);
+  EXPECT_THROW(read_queue_config({{"kind", "droptail"}, {"params", {{"alpha", 1}}}}), std::invalid_argument);
+}
+
+// Live configure reads over the queue's current settings: a key left out keeps its value.
+TEST(QdiscFactory, LiveConfigureKeepsWhatItDoesNotName) {
+  auto q = make_qdisc({{"kind", "xcp"}, {"limit_packets", 50}, {"params", {{"alpha", 0.3}, {"capacity_bps", 8e6}}}}, 1);
+  q->configure({{"gamma", 0.2}});
+  nlohmann::json out;
+  q->report(out);
+  EXPECT_DOUBLE_EQ(out["xcp"]["alpha"].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(out["xcp"]["gamma"].get<double>(), 0.2);
   EXPECT_DOUBLE_EQ(out["xcp"]["C"].get<double>(), 1e6);
 }
 

@@ -19,7 +19,7 @@ LinkConfig fast_link(uint64_t delay_us = 0) {
   LinkConfig l;
   l.capacity_bps = 1'000'000'000;
   l.delay = Duration::microseconds(static_cast<int64_t>(delay_us));
-  l.queue = {{"kind", "droptail"}, {"limit_packets", 100}};
+  l.queue = read_queue_config({{"kind", "droptail"}, {"limit_packets", 100}});
   return l;
 }
 

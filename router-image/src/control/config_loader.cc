@@ -160,11 +160,11 @@ LinkConfig parse_link_config(const json& j, const std::string& where) {
   c.delay = *f.delay;
   if (f.loss) c.loss = *f.loss;
   if (f.up) c.up = *f.up;
-  c.queue = need(j, where, "queue");
-  // Validate the queue with the qdisc owner's own factory; its messages
-  // start with "queue." so prefixing our path names the exact field.
+  // Read once by the qdisc owner's own reader (the router builds from what it returns);
+  // its messages start with "queue." so prefixing our path names the exact field.
   try {
-    check_queue_limit(make_qdisc(c.queue, 0)->limit(), "queue");
+    c.queue = read_queue_config(need(j, where, "queue"));
+    check_queue_limit(c.queue.limit, "queue");
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
     if (msg.rfind(where, 0) == 0) throw;

@@ -44,7 +44,7 @@ void write_local_ipv4_header(uint8_t* ip, uint16_t total, uint8_t proto, uint32_
 }
 
 std::unique_ptr<Link> build_link(const LinkConfig& c, uint64_t seed, uint64_t link_no, PacketSink& sink) {
-  auto qdisc = make_qdisc(c.queue, qdisc_seed(seed, link_no));
+  auto qdisc = c.queue.make(qdisc_seed(seed, link_no));
   auto link = std::make_unique<Link>(c.capacity(), c.delay, std::move(qdisc),
                                      LossModel(c.loss, loss_seed(seed, link_no)), sink);
   if (!c.up) link->set_up(false, xcp::Timestamp::zero());

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/loss_model.hh"
+#include "qdisc/qdisc_factory.hh"
 #include "util/net_address.hh"
 #include "xcpi/xcpi_config.hh"
 #include "xcp/units.hh"
@@ -19,7 +20,7 @@ namespace xcprouter {
 struct LinkConfig {
   uint64_t capacity_bps = 0;
   xcp::Duration delay = xcp::Duration::zero();
-  nlohmann::json queue;  // handed verbatim to make_qdisc()
+  QueueConfig queue;  // read once by the config loader; Router builds it with the link's seed
   LossConfig loss;
   bool up = true;
   xcp::Rate capacity() const { return xcp::Rate::from_bits_per_s(static_cast<double>(capacity_bps)); }

@@ -27,19 +27,23 @@ uint32_t read_link_id(const nlohmann::json& params) {
 
 }  // namespace
 
-std::unique_ptr<Qdisc> make_ixcp_qdisc(QueueLimit limit, const nlohmann::json& params, uint64_t seed) {
+QdiscBuild read_ixcp_qdisc(const nlohmann::json& params) {
   const uint32_t id = read_link_id(params);
-  const XcpParams defaults;
-  auto q = std::make_unique<XcpQdisc>(
-      limit,
-      [&](std::unique_ptr<SpareBandwidth> s) {
-        return std::make_unique<IxcpController>(defaults, std::move(s), seed, id);
-      },
-      defaults, seed, "ixcp");
   nlohmann::json rest = params;
   rest.erase("link_id");
-  q->configure(rest);  // the XCP params, through XCP's one parser
-  return q;
+  // the XCP params, through XCP's one reader
+  const XcpPortSettings s = read_xcp_port_settings(rest, XcpPortSettings{});
+  return [id, s](QueueLimit limit, uint64_t seed) {
+    const XcpParams defaults;
+    auto q = std::make_unique<XcpQdisc>(
+        limit,
+        [&](std::unique_ptr<SpareBandwidth> spare) {
+          return std::make_unique<IxcpController>(defaults, std::move(spare), seed, id);
+        },
+        defaults, seed, "ixcp");
+    q->apply(s);
+    return q;
+  };
 }
 
 }  // namespace xcprouter

@@ -11,10 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "qdisc/qdisc.hh"
+#include "qdisc/qdisc_factory.hh"
 
 namespace xcprouter {
 
-std::unique_ptr<Qdisc> make_ixcp_qdisc(QueueLimit limit, const nlohmann::json& params, uint64_t seed);
+// Reads link_id and the XCP params once; the build makes the queue at a limit and seed.
+QdiscBuild read_ixcp_qdisc(const nlohmann::json& params);
 
 }  // namespace xcprouter

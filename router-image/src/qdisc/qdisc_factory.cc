@@ -27,7 +27,7 @@ std::string_view qdisc_kinds() {
   return names;
 }
 
-std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
+QueueConfig read_queue_config(const nlohmann::json& cfg) {
   if (!cfg.is_object()) {
     throw std::invalid_argument(std::string(kContext) + ": must be an object with \"kind\", got " + cfg.dump());
   }
@@ -50,11 +50,15 @@ std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
   const nlohmann::json& params = params_it == cfg.end() ? kNoParams : *params_it;
   const ParamReader object_or_absent(params, std::string(kContext) + ".params");  // for every kind
 #define XCPLAB_QDISC_KIND(k) \
-  if (kind == #k) return make_qdisc_##k(limit, params, seed);
+  if (kind == #k) return QueueConfig{kind, limit, read_qdisc_##k(params)};
 #include "qdisc_kinds.inc"
 #undef XCPLAB_QDISC_KIND
   throw std::invalid_argument(std::string(kContext) + ".kind: unknown \"" + kind +
                               "\", valid values: " + std::string(qdisc_kinds()));
+}
+
+std::unique_ptr<Qdisc> make_qdisc(const nlohmann::json& cfg, uint64_t seed) {
+  return read_queue_config(cfg).make(seed);
 }
 
 }  // namespace xcprouter

@@ -108,9 +108,9 @@ void XcpQdisc::report(nlohmann::json& out) const {
   out["xcp"] = std::move(x);
 }
 
-void XcpQdisc::configure(const nlohmann::json& params) {
+XcpPortSettings read_xcp_port_settings(const nlohmann::json& params, const XcpPortSettings& current) {
   ParamReader r(params, "queue.params");
-  XcpParams k = controller_->params();
+  XcpParams k = current.law;
   k.alpha = r.number_or("alpha", k.alpha, bounds::kXcpAlpha);
   k.beta = r.number_or("beta", k.beta, bounds::kXcpBeta);
   k.gamma = r.number_or("gamma", k.gamma, bounds::kXcpGamma);
@@ -123,21 +123,28 @@ void XcpQdisc::configure(const nlohmann::json& params) {
   k.rtt_cap = secs("rtt_cap_s", k.rtt_cap);
   k.min_queue_window = secs("min_queue_window_s", k.min_queue_window);
   const auto cap = r.number("capacity_bps", bounds::kXcpCapacityBps);
-  const FairnessParams fair = parse_fairness_params(r, fairness_params_);
+  const FairnessParams fair = parse_fairness_params(r, current.fairness);
   r.finish();
   if (k.min_interval > k.max_interval) {
     throw std::invalid_argument("queue.params.min_interval_s: must not exceed max_interval_s (" +
                                 std::to_string(k.min_interval.seconds_f()) + " > " +
                                 std::to_string(k.max_interval.seconds_f()) + ")");
   }
-  // Validated as a whole before anything changes.
-  controller_->params() = k;
-  pq_.set_min_window(k.min_queue_window);
-  if (cap) {
-    capacity_override_ = *cap / 8.0;
+  return {k, cap ? std::optional<double>(*cap) : current.capacity_bps, fair};
+}
+
+void XcpQdisc::configure(const nlohmann::json& params) {
+  apply(read_xcp_port_settings(params, settings()));  // read as a whole before anything changes
+}
+
+void XcpQdisc::apply(const XcpPortSettings& s) {
+  controller_->params() = s.law;
+  pq_.set_min_window(s.law.min_queue_window);
+  if (s.capacity_bps) {
+    capacity_override_ = *s.capacity_bps / 8.0;
     link_spare_->set_capacity(capacity_override_ > 0 ? capacity_override_ : capacity().bytes_per_s());
   }
-  apply_fairness(fair);
+  apply_fairness(s.fairness);
 }
 
 void XcpQdisc::apply_fairness(const FairnessParams& k) {

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fairness/fairness_params.hh"
@@ -23,6 +24,19 @@
 namespace xcprouter {
 
 class FairnessStage;
+
+// The port params of the XCP family (QUEUES.md "xcp": the law's constants and
+// intervals, capacity_bps, the fairness dropper's), as one value read from a queue's
+// `params` before anything changes.
+struct XcpPortSettings {
+  XcpParams law;
+  std::optional<double> capacity_bps;  // given: the controller's C (0 = the link rate again)
+  FairnessParams fairness;
+};
+
+// `params` over `current` (a key left out keeps current's value), checked as a whole;
+// throws std::invalid_argument naming "queue.params.<key>".
+XcpPortSettings read_xcp_port_settings(const nlohmann::json& params, const XcpPortSettings& current);
 
 class XcpQdisc final : public Qdisc {
  public:
@@ -43,7 +57,11 @@ class XcpQdisc final : public Qdisc {
   void on_deadline(xcp::Timestamp now) override;
   void report(nlohmann::json& out) const override;
   // Live params (QUEUES.md "xcp"): alpha, beta, gamma, capacity_bps, ...
+  // = apply(read_xcp_port_settings(params, settings())).
   void configure(const nlohmann::json& params) override;
+  // Settings read once (the config loader's read_queue_config) take effect here.
+  void apply(const XcpPortSettings& s);
+  XcpPortSettings settings() const { return {controller_->params(), std::nullopt, fairness_params_}; }
 
   // C the controller uses (bytes/s).
   double xcp_capacity() const { return link_spare_->capacity(); }

@@ -5,9 +5,9 @@
 
 namespace xcprouter {
 
-std::unique_ptr<Qdisc> make_qdisc_droptail(QueueLimit limit, const nlohmann::json& params, uint64_t) {
+QdiscBuild read_qdisc_droptail(const nlohmann::json& params) {
   ParamReader(params, "queue.params").finish();  // DropTail takes no params
-  return std::make_unique<DropTail>(limit);
+  return [](QueueLimit limit, uint64_t) { return std::make_unique<DropTail>(limit); };
 }
 
 }  // namespace xcprouter

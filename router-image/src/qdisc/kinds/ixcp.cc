@@ -4,8 +4,6 @@
 
 namespace xcprouter {
 
-std::unique_ptr<Qdisc> make_qdisc_ixcp(QueueLimit limit, const nlohmann::json& params, uint64_t seed) {
-  return make_ixcp_qdisc(limit, params, seed);
-}
+QdiscBuild read_qdisc_ixcp(const nlohmann::json& params) { return read_ixcp_qdisc(params); }
 
 }  // namespace xcprouter

@@ -4,8 +4,9 @@
 
 namespace xcprouter {
 
-std::unique_ptr<Qdisc> make_qdisc_red(QueueLimit limit, const nlohmann::json& params, uint64_t seed) {
-  return std::make_unique<Red>(limit, parse_red_params(params, RedParams{}), seed);
+QdiscBuild read_qdisc_red(const nlohmann::json& params) {
+  const RedParams p = parse_red_params(params, RedParams{});
+  return [p](QueueLimit limit, uint64_t seed) { return std::make_unique<Red>(limit, p, seed); };
 }
 
 }  // namespace xcprouter

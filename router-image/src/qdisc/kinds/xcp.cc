@@ -4,10 +4,13 @@
 
 namespace xcprouter {
 
-std::unique_ptr<Qdisc> make_qdisc_xcp(QueueLimit limit, const nlohmann::json& params, uint64_t seed) {
-  auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed, "xcp");
-  q->configure(params);  // one parser for build-time and live params
-  return q;
+QdiscBuild read_qdisc_xcp(const nlohmann::json& params) {
+  const XcpPortSettings s = read_xcp_port_settings(params, XcpPortSettings{});  // live configure's reader too
+  return [s](QueueLimit limit, uint64_t seed) {
+    auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed, "xcp");
+    q->apply(s);
+    return q;
+  };
 }
 
 }  // namespace xcprouter

@@ -5,10 +5,13 @@
 
 namespace xcprouter {
 
-std::unique_ptr<Qdisc> make_qdisc_xcpi(QueueLimit limit, const nlohmann::json& params, uint64_t seed) {
-  auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed, "xcpi");
-  q->configure(params);
-  return q;
+QdiscBuild read_qdisc_xcpi(const nlohmann::json& params) {
+  const XcpPortSettings s = read_xcp_port_settings(params, XcpPortSettings{});
+  return [s](QueueLimit limit, uint64_t seed) {
+    auto q = std::make_unique<XcpQdisc>(limit, XcpParams{}, seed, "xcpi");
+    q->apply(s);
+    return q;
+  };
 }
 
 }  // namespace xcprouter
