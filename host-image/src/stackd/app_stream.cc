@@ -33,6 +33,11 @@ void AppStream::on_data(xcphost::Connection&, std::span<const uint8_t> d) {
   to_app_.insert(to_app_.end(), d.begin(), d.end());
 }
 
+void AppStream::on_closed(xcphost::Connection& c) {
+  closed_ = true;
+  final_ = snapshot_of(c, xcphost::CcKind::kNewReno);  // the daemon knows the cc
+}
+
 void AppStream::on_send_space(xcphost::Connection& c) {
   if (app_eof_) return;
   std::array<uint8_t, kReadChunk> buf;

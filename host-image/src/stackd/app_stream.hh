@@ -9,8 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "stackd/stats_report.hh"
 #include "transport/connection.hh"
 #include "transport/connection_handler.hh"
 #include "xcp/fd.hh"
@@ -34,7 +36,7 @@ class AppStream final : public xcphost::ConnectionHandler {
   void on_data(xcphost::Connection& c, std::span<const uint8_t> d) override;
   void on_peer_fin(xcphost::Connection&) override { peer_fin_ = true; }
   void on_send_space(xcphost::Connection& c) override;
-  void on_closed(xcphost::Connection&) override { closed_ = true; }
+  void on_closed(xcphost::Connection& c) override;
 
   // Poll events wanted on fd() now.
   short poll_events() const;
@@ -46,6 +48,9 @@ class AppStream final : public xcphost::ConnectionHandler {
   bool established() const { return established_; }
   bool overflowed() const { return overflow_; }
   uint64_t backlog_bytes() const { return to_app_.size() - to_app_off_; }
+  // The connection's counters when it ended (its object may be gone by the
+  // time the daemon reports it); empty while it lives.
+  const std::optional<ConnSnapshot>& final_state() const { return final_; }
 
  private:
   xcp::FileDescriptor app_;
@@ -60,6 +65,7 @@ class AppStream final : public xcphost::ConnectionHandler {
   bool app_gone_ = false;  // the application closed its end: drop what arrives
   bool closed_ = false;
   bool overflow_ = false;
+  std::optional<ConnSnapshot> final_;
 };
 
 }  // namespace xcpstackd

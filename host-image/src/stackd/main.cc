@@ -15,9 +15,12 @@ namespace {
 constexpr const char* kUsage =
     "usage: xcp-stackd [--socket ADDR] [--cc xcp|newreno|hstcp] [--ttl N]\n"
     "                  [--max-connections N] [--max-backlog-bytes N] [--install-icmp-filter]\n"
+    "                  [--json-stream SECONDS]\n"
     "  --socket ADDR   where applications reach the stack (default $XCP_STACKD_SOCKET or\n"
     "                  @xcp-stackd; '@' = abstract, private to the network namespace)\n"
-    "  --cc NAME       controller of sockets that choose none (default xcp)\n";
+    "  --cc NAME       controller of sockets that choose none (default xcp)\n"
+    "  --json-stream SECONDS  JSON lines on stdout: start, each listen, every connection's\n"
+    "                  cwnd/srtt/bytes/feedback every SECONDS (0.01..60), each close\n";
 
 // Parses a positive integer no larger than `max`; exits with usage on error.
 unsigned long number(std::string_view flag, const char* v, unsigned long max) {
@@ -62,6 +65,14 @@ int main(int argc, char** argv) {
     } else if (a == "--max-backlog-bytes") {
       cfg.max_backlog_bytes = number(a, v, 1ul << 30);
       ++i;
+    } else if (a == "--json-stream" && v != nullptr) {
+      char* end = nullptr;
+      const double sec = std::strtod(argv[++i], &end);
+      if (*end != '\0' || !(sec >= 0.01 && sec <= 60)) {
+        std::fprintf(stderr, "xcp-stackd: --json-stream %s: an interval in seconds, 0.01..60\n", v);
+        return 2;
+      }
+      cfg.report_interval = xcp::Duration::seconds(sec);
     } else if (a == "--install-icmp-filter") {
       icmp_filter = true;
     } else {
@@ -75,8 +86,12 @@ int main(int argc, char** argv) {
     xcphost::install_stop_signals();
     xcp::MonotonicClock clock;
     xcpstackd::StackDaemon d(cfg, clock);
-    std::printf("xcp-stackd listening on %s\n", cfg.address.c_str());
-    std::fflush(stdout);
+    if (cfg.report_interval > xcp::Duration::zero()) {
+      d.report_started();
+    } else {
+      std::printf("xcp-stackd listening on %s\n", cfg.address.c_str());
+      std::fflush(stdout);
+    }
     d.run([] { return xcphost::stop_requested(); });
     return 0;
   } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "app/host_stack.hh"
@@ -47,26 +48,6 @@ Reply error_reply(int err) {
   return r;
 }
 
-struct ::xcpsock_info info_of(const xcphost::Connection& c) {
-  struct ::xcpsock_info i{};
-  i.cwnd_bytes = static_cast<uint32_t>(std::min<uint64_t>(c.controller().cwnd_bytes(), UINT32_MAX));
-  i.srtt_us = static_cast<uint32_t>(c.rtt().srtt().us());
-  const auto& s = c.stats();
-  i.bytes_sent = s.bytes_sent;
-  i.bytes_acked = s.bytes_acked;
-  i.bytes_received = s.bytes_received;
-  i.retransmits = s.retransmits;
-  i.feedback_bytes = s.feedback_bytes;
-  switch (c.state()) {
-    case xcphost::ConnState::kSynSent:
-    case xcphost::ConnState::kSynReceived: i.state = 0; break;
-    case xcphost::ConnState::kEstablished: i.state = 1; break;
-    case xcphost::ConnState::kClosed: i.state = 2; break;
-    case xcphost::ConnState::kFailed: i.state = 3; break;
-  }
-  return i;
-}
-
 }  // namespace
 
 StackDaemon::StackDaemon(const DaemonConfig& cfg, const xcp::Clock& clock)
@@ -78,7 +59,8 @@ StackDaemon::StackDaemon(const DaemonConfig& cfg, const xcp::Clock& clock)
       ep_(tx_),
       ctl_(static_cast<int>(xcp::check_syscall("listen on " + cfg.address,
                                                xcpsock::listen_unix(cfg.address.c_str())))),
-      next_port_(static_cast<uint16_t>(kPortLow + std::random_device{}() % (kPortHigh - kPortLow))) {}
+      next_port_(static_cast<uint16_t>(kPortLow + std::random_device{}() % (kPortHigh - kPortLow))),
+      report_(cfg.report_interval > xcp::Duration::zero() ? stdout : nullptr, cfg.report_interval, clock.now()) {}
 
 xcphost::ConnectionConfig StackDaemon::config_for(const Request& req) const {
   xcphost::ConnectionConfig c = cfg_.defaults;
@@ -169,6 +151,7 @@ void StackDaemon::do_listen(xcp::FileDescriptor ctl, const Request& req) {
   ok.local_port = port;
   send_reply(ctl.get(), ok);
   listeners_[port] = Listener{std::move(ctl), std::clamp<uint32_t>(req.backlog, 1, xcpsock::kMaxBacklog), 0, cfg.cc};
+  report_.listening(port);
 }
 
 void StackDaemon::do_info(int ctl, const Request& req) {
@@ -177,7 +160,7 @@ void StackDaemon::do_info(int ctl, const Request& req) {
     const xcphost::Connection* c = s.app->connection();
     if (c != nullptr && c->key() == key) {
       Reply r;
-      r.info = info_of(*c);
+      r.info = connection_info(*c);
       r.info.cc = xcpsock_cc_from_name(std::string(xcphost::to_string(s.cc)).c_str());
       send_reply(ctl, r);
       return;
@@ -230,6 +213,16 @@ void StackDaemon::deliver(Stream& s) {
   }
 }
 
+void StackDaemon::report_closed(const Stream& s, const xcphost::Connection* c) {
+  if (!report_.enabled()) return;
+  std::optional<ConnSnapshot> snap = s.app->final_state();
+  if (c != nullptr) snap = snapshot_of(*c, s.cc);
+  if (!snap) return;
+  snap->cc = s.cc;
+  snap->info.cc = xcpsock_cc_from_name(std::string(xcphost::to_string(s.cc)).c_str());
+  report_.closed(*snap);
+}
+
 void StackDaemon::close_listener(uint16_t port) {
   ep_.unlisten(port);
   listeners_.erase(port);
@@ -269,6 +262,7 @@ void StackDaemon::step_streams(xcp::Timestamp now) {
     const bool undelivered_and_gone = s.app_end.valid() && c == nullptr;
     if (a.finished() || undelivered_and_gone || a.fd() < 0) {
       if (c != nullptr) c->abort(now, xcphost::ConnError::kReset);
+      report_closed(s, nullptr);  // after abort: the final state is recorded
       if (s.active != nullptr) ep_.remove(*s.active);
       it = streams_.erase(it);
       continue;
@@ -291,6 +285,13 @@ void StackDaemon::run_once(xcp::Duration max_sleep) {
   tx_.flush();
   step_streams(now);
   tx_.flush();
+  if (report_.due(now)) {
+    std::vector<ConnSnapshot> snaps;
+    for (const Stream& s : streams_) {
+      if (const xcphost::Connection* c = s.app->connection(); c != nullptr) snaps.push_back(snapshot_of(*c, s.cc));
+    }
+    report_.interval(now, snaps);
+  }
 
   // Poll set: raw socket, control socket, requests not read yet, listeners, streams.
   std::vector<pollfd> fds;

@@ -19,6 +19,7 @@
 #include "io/tx_batch.hh"
 #include "socket/stackd_protocol.hh"
 #include "stackd/app_stream.hh"
+#include "stackd/stats_report.hh"
 #include "transport/connection_config.hh"
 #include "transport/endpoint.hh"
 #include "xcp/clock.hh"
@@ -32,6 +33,9 @@ struct DaemonConfig {
   xcphost::RawSocketConfig raw;
   size_t max_backlog_bytes = size_t{16} << 20;  // per connection, see AppStream
   size_t max_connections = 4096;                // bounds the daemon's memory
+  // --json-stream: per-connection state every `report_interval` on stdout
+  // (stackd/stats_report.hh); zero = off.
+  xcp::Duration report_interval = xcp::Duration::zero();
 };
 
 struct DaemonStats {
@@ -56,6 +60,8 @@ class StackDaemon {
 
   const DaemonStats& stats() const { return stats_; }
   size_t stream_count() const { return streams_.size(); }
+  // --json-stream's first line, written once the caller is ready to serve.
+  void report_started() { report_.started(cfg_.address); }
 
  private:
   struct Stream {
@@ -85,6 +91,7 @@ class StackDaemon {
   void step_streams(xcp::Timestamp now);
   void deliver(Stream& s);
   void close_listener(uint16_t port);
+  void report_closed(const Stream& s, const xcphost::Connection* c);
   uint16_t ephemeral_port(uint32_t remote_addr);
 
   DaemonConfig cfg_;
@@ -99,6 +106,7 @@ class StackDaemon {
   std::unordered_map<uint16_t, Listener> listeners_;
   uint16_t next_port_;
   DaemonStats stats_;
+  StatsReport report_;
 };
 
 }  // namespace xcpstackd
