@@ -6,7 +6,10 @@ so flows that start together are released by one pipe write (30 flows:
 all running within about a millisecond). When a client exits its status becomes a `flow_end`
 event; iperf3 clients also contribute a last cumulative sample from their final
 JSON (sock_diag sees the socket only while it exists), UDP clients all their
-interval rows (there is no kernel state worth sampling for UDP).
+interval rows (there is no kernel state worth sampling for UDP). An `app:` client's
+exit is its flow's completion: timed by a thread waiting on it, recorded as one
+metrics/fct.csv row once the stack reported the flow's connections closed, and a
+non-zero exit the run did not cause ends the run as failed (agents/app_flows.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agents.app_flows import AppStacks
 from agents.flow_sampler import StreamSample, XcpperfReader, iperf3_interval_rows
 from agents.procs import ProcessTable, Running, StartGate
 from agents.sampler import Sampler
@@ -28,6 +32,10 @@ from xcplab_contract.plan import Flow, Plan
 
 Emit = Callable[[dict[str, Any]], None]
 _STOPPED_RC = (0, -2, 130)  # normal end, or SIGINT from the timeline
+# How long an app flow's fct.csv row waits, after its client exited, for the stacks to
+# report the flow's connections closed (their last byte counts): FIN and its ACK take
+# one round trip, a lost FIN a retransmission timeout.
+APP_SETTLE_S = 3.0
 
 
 def iperf3_final_streams(final_json: str) -> list[StreamSample]:
@@ -71,7 +79,7 @@ def fct_rows(f: Flow, started_t: float, objects: list[dict[str, Any]]) -> list[d
 class FlowControl:
     def __init__(self, plan: Plan, procs: ProcessTable, sampler: Sampler, emit: Emit,
                  ns_of: Callable[[str], str], argv_of: Callable[[tuple[str, ...]], tuple[str, ...]],
-                 now: Callable[[], float] = time.monotonic):
+                 now: Callable[[], float] = time.monotonic, apps: AppStacks | None = None):
         self.plan = plan
         self.procs = procs
         self.sampler = sampler
@@ -85,6 +93,10 @@ class FlowControl:
         self.reaped: set[str] = set()
         self.armed: dict[str, tuple[Running, XcpperfReader | None, StartGate]] = {}
         self._gates = threading.Lock()
+        self.apps = apps
+        self.stopped: set[str] = set()  # clients the run stopped (not failures)
+        self.exit_t: dict[str, float] = {}  # app clients: now() when they exited
+        self.pending_apps: dict[str, tuple[float, str, float]] = {}  # deadline, status, end
 
     def arm(self, flows: list[Flow]) -> None:
         """Spawn the clients parked at gates, one gate per start instant (before
@@ -117,11 +129,22 @@ class FlowControl:
             t_s -= max(0.0, self.now() - opened)
         if reader is not None:
             self.readers[f.id] = reader
+        if f.tool == "app":
+            self._time_exit(f.id, run)
         self.started_t[f.id] = t_s
         self.reaped.discard(f.id)
         self.clients[f.id] = run
         result = {"pid": run.popen.pid}
         return Happened(opened, result) if opened is not None else result
+
+    def _time_exit(self, fid: str, run: Running) -> None:
+        """The app client's exit, timed to the moment (reap runs once an interval)."""
+
+        def wait() -> None:
+            run.popen.wait()
+            self.exit_t[fid] = self.now()
+
+        threading.Thread(target=wait, daemon=True, name=f"exit-{fid}").start()
 
     def disarm(self) -> None:
         """Clients never released (the run ended first) exit without running."""
@@ -132,8 +155,11 @@ class FlowControl:
 
     def _spawn(self, f: Flow, gate: StartGate | None) -> tuple[Running, XcpperfReader | None]:
         xcp = f.tool == "xcpperf"
+        app = self.apps if f.tool == "app" else None
         run = self.procs.start(ProcSpec(key=f"{f.id}.client", ns=self.ns_of(f.src),
-                                        argv=self.argv_of(f.client_argv), kind="client"),
+                                        argv=app.argv(f.client_argv) if app
+                                        else self.argv_of(f.client_argv), kind="client",
+                                        env=app.env(f, "client") if app else ()),
                                stdout_pipe=xcp, gate=gate)
         if not xcp:
             return run, None
@@ -147,6 +173,7 @@ class FlowControl:
         run = self.clients.get(flow_id)
         if run is None or run.popen.poll() is not None:
             return None if quiet else "not running"
+        self.stopped.add(flow_id)
         run.popen.send_signal(signal.SIGINT)  # iperf3/xcpperf print their summary on SIGINT
         return "stopped"
 
@@ -163,8 +190,11 @@ class FlowControl:
                 p.kill()
                 p.wait()
 
-    def reap(self, t_s: float) -> None:
-        """Account for every client that exited since the last call."""
+    def reap(self, t_s: float, final: bool = False) -> None:
+        """Account for every client that exited since the last call. `final`: the run
+        is over, app flows' rows wait for their connections' last counts no longer
+        than APP_SETTLE_S from now."""
+        failures: list[str] = []
         for fid, run in list(self.clients.items()):
             rc = run.popen.poll()
             if rc is None or fid in self.reaped:
@@ -177,9 +207,12 @@ class FlowControl:
             reader = self.readers.get(fid)
             if reader is not None and reader.error:
                 detail["error"] = reader.error
+            failure = self._app_exited(f, run, rc, t_s, detail) if f.tool == "app" else None
             self.emit({"type": "rows", "measurement": "event",
                        "rows": [{"t_s": round(t_s, 6), "kind": "flow_end", "target": fid,
                                  "detail": detail}]})
+            if failure is not None:
+                failures.append(failure)
             rows = self._final_rows(f, run, t_s)
             if rows:
                 self.emit({"type": "rows", "measurement": "flow", "rows": rows})
@@ -187,6 +220,52 @@ class FlowControl:
                 fct = fct_rows(f, self.started_t.get(fid, f.start_s), reader.object_results())
                 if fct:
                     self.emit({"type": "rows", "measurement": "fct", "rows": fct})
+        self._app_rows(final)
+        for failure in failures:  # last: the run stops reading at the first
+            self.emit({"type": "error", "fatal": True, "error": failure})
+
+    def _app_exited(self, f: Flow, run: Running, rc: int, t_s: float,
+                    detail: dict[str, Any]) -> str | None:
+        """Completion of an app client: its status and time go into `detail` and, once
+        the stacks reported its connections, fct.csv. Returns the run's failure when it
+        failed by itself (a client the run stopped is incomplete, not failed)."""
+        start = self.started_t.get(f.id, f.start_s)
+        end = self.exit_t.get(f.id)
+        end_s = t_s if end is None else t_s - (self.now() - end)
+        stopped = f.id in self.stopped
+        status = "incomplete" if stopped else ("complete" if rc == 0 else "failed")
+        detail.update(status=status, fct_s=round(end_s - start, 6))
+        self.pending_apps[f.id] = (self.now() + APP_SETTLE_S, status, end_s)
+        if status != "failed":
+            return None
+        detail["stderr"] = self.procs.stderr_tail(run.spec.key, 500)
+        return (f"app flow {f.id}: client `{' '.join(f.client_argv)}` on {f.src} exited with "
+                f"{rc} {end_s - start:.3f} s after its start (t={end_s:.3f}s); its stderr: "
+                f"{detail['stderr'].strip() or '(empty)'}")
+
+    def _app_rows(self, final: bool) -> None:
+        """fct.csv rows of exited app clients whose connections all reported their end
+        (or whose wait ran out)."""
+        for fid, (deadline, status, end_s) in list(self.pending_apps.items()):
+            f = self.plan.flow(fid)
+            assert self.apps is not None
+            # a complete flow's last bytes are counted once its connections closed; an
+            # incomplete or failed one's when its client ended (its server may go on)
+            while status == "complete" and final and not self.apps.settled(f) \
+                    and self.now() < deadline:
+                time.sleep(0.05)
+            if status == "complete" and not self.apps.settled(f) and self.now() < deadline:
+                continue
+            del self.pending_apps[fid]
+            start = self.started_t.get(fid, f.start_s)
+            totals = self.apps.totals(f)
+            self.emit({"type": "rows", "measurement": "fct", "rows": [{
+                "t_s": round(end_s, 6), "flow": fid, "object": 0, "proto": f.proto,
+                "src": f.src, "dst": f.dst, "start_s": round(start, 6),
+                "bytes": totals["bytes"],
+                "fct_s": round(end_s - start, 6) if status == "complete" else "",
+                "status": status, "retransmits": totals["retransmits"],
+                "timeouts": totals["timeouts"], "waited": 0}]})
 
     def _final_rows(self, f: Flow, run: Running, t_s: float) -> list[dict[str, Any]]:
         if f.tool != "iperf3" or run.stdout_path is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import deploy, engines, nsops
+from agents.app_flows import AppStacks
 from agents.captures import Captures
 from agents.clean import clean_run
 from agents.flow_control import FlowControl
@@ -68,6 +69,7 @@ class AgentRuntime:
         self.captures: Captures | None = None
         # (t_s, label) of each timeline event -> its plan params (capacity_bps, loss, ...)
         self.event_params: dict[tuple[float, str], dict[str, Any]] = {}
+        self.apps: AppStacks | None = None
 
     # -- apply ------------------------------------------------------------
     def apply(self, plan_data: dict[str, Any], machine: str, log_dir: str,
@@ -115,6 +117,9 @@ class AgentRuntime:
                 shutil.copy(g.config_path, Path(log_dir) / g.config_path.name)
                 engines.start_engine(g, self.procs, binary)
         t2 = time.monotonic()
+        # app flows: the hosts' socket stacks before their servers (agents/app_flows.py)
+        self.apps = AppStacks(plan, self.mine, self.procs, self._ns, self._argv, Path(log_dir))
+        self.apps.start_stacks()
         for f in plan.flows:
             if f.dst in self.mine:
                 self._start_server(f)
@@ -137,6 +142,10 @@ class AgentRuntime:
 
     def _start_server(self, f: Flow) -> None:
         assert self.procs
+        if f.tool == "app":
+            assert self.apps
+            self.apps.start_server(f)  # returns once it listens
+            return
         self.procs.start(ProcSpec(key=f"{f.id}.server", ns=self._ns(f.dst),
                                   argv=self._argv(f.server_argv), kind="server"))
 
@@ -166,7 +175,7 @@ class AgentRuntime:
             diag = nsops.ns_thread(open_diag)
         return Sampler(plan=self.plan, dirs=dirs, groups=self.groups, kernel_ns=kernel_ns,
                        diag=diag, clients={}, readers={}, rates=RateTracker(),
-                       host_procs=self.procs)
+                       host_procs=self.procs, apps=self.apps)
 
     # -- start: play the timeline and sample -------------------------------
     def start(self, at: float | None = None) -> dict[str, Any]:
@@ -177,7 +186,7 @@ class AgentRuntime:
             raise ProtocolError("start", "nothing applied: `apply` comes first")
         plan = self.plan
         self.flows = FlowControl(plan, self.procs, self.sampler, self.emit, self._ns, self._argv,
-                                 now=self.clock.now)
+                                 now=self.clock.now, apps=self.apps)
         self.flows.arm([f for f in plan.flows if f.src in self.mine])
         self.t0 = self.clock.now()
         if at is not None:
@@ -190,7 +199,11 @@ class AgentRuntime:
         started_by_event = {e.target for e in plan.timeline if e.action == "flow_start"}
         actions = [a for a in actions if a.label.split()[1] not in started_by_event]
         for f in plan.flows:
-            if f.src in self.mine and f.stop_s is not None:
+            if f.src in self.mine and f.stop_s is not None and f.tool == "app":
+                # an app client has no duration of its own: its flow's stop ends it
+                actions.append(Action(f.stop_s, f"flow_backstop {f.id}",
+                                      partial(self.flows.stop, f.id, quiet=True)))
+            elif f.src in self.mine and f.stop_s is not None:
                 # the tool has its own duration; this is the backstop if it overruns
                 actions.append(Action(f.stop_s + 2.0, f"flow_backstop {f.id}",
                                       partial(self.flows.stop, f.id, quiet=True)))
@@ -286,7 +299,7 @@ class AgentRuntime:
         if not self.stop_event.is_set():
             assert self.flows
             self.flows.stop_all()
-            self.flows.reap(self.clock.now() - self.t0)
+            self.flows.reap(self.clock.now() - self.t0, final=True)
             if self.captures:
                 self.captures.finish(self.clock.now() - self.t0)
             late = max((f.lateness_s for f in self.player.fired), default=0.0) \

@@ -9,6 +9,7 @@ from typing import Any
 from pyroute2 import IPRoute
 
 from agents import nsops
+from agents.app_flows import AppStacks
 from agents.cpu_steal import steal_seconds
 from agents.engines import EngineGroup
 from agents.flow_sampler import StreamSample, TcpDiag, XcpperfReader
@@ -31,6 +32,7 @@ class Sampler:
     readers: dict[str, XcpperfReader]
     rates: RateTracker
     host_procs: ProcessTable | None = None  # the flow tools' CPU and scheduling delay
+    apps: AppStacks | None = None  # app flows: their connections, as the stacks report them
     _flow_rates: RateTracker = field(default_factory=RateTracker)
 
     def sample(self, t_s: float) -> dict[str, list[dict[str, Any]]]:
@@ -56,7 +58,9 @@ class Sampler:
         # a copy: the timeline thread adds clients, a whole batch at a start instant
         for fid, run in list(self.clients.items()):
             f = self.plan.flow(fid)
-            if f.tool == "xcpperf" and fid in self.readers:
+            if f.tool == "app" and self.apps is not None:
+                out["flow"] += self.flow_rows(f, t_s, self.apps.samples(f))
+            elif f.tool == "xcpperf" and fid in self.readers:
                 out["flow"] += self.flow_rows(f, t_s, self.readers[fid].snapshot())
             elif f.proto != "udp" and f.src in self.diag and run.popen.poll() is None:
                 out["flow"] += self.flow_rows(f, t_s, self.diag[f.src].streams(f.port))

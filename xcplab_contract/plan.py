@@ -264,7 +264,10 @@ class Flow:
     id: str  # the spec's flow id (summary.json keys on it)
     proto: Proto
     cc: str | None  # kernel TCP congestion control (tcp only): reno|cubic|bbr
-    tool: Literal["xcpperf", "iperf3"]
+    # "app": a command pair over the XCP socket stack (spec `app:`): the agent starts
+    # xcp-stackd on both hosts and runs server_argv / client_argv with the LD_PRELOAD
+    # interposer and server_env / client_env (docs/socket-stack.md)
+    tool: Literal["xcpperf", "iperf3", "app"]
     src: str  # host
     dst: str  # host
     src_addr: str  # bare IPv4 of the sender's interface on the path
@@ -291,6 +294,9 @@ class Flow:
     # and which ACKs' XCP feedback counts (all_acks | new_acks, --xcp-feedback).
     rto_backoff: str = "sample"
     xcp_feedback: str = "all_acks"
+    # app flows: the interposer's variables (XCP_SOCKET_PORTS, _NETS, _CC, _RATE_BPS)
+    server_env: dict[str, str] = field(default_factory=dict)
+    client_env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from orchestrator.analysis import verdicts
+from orchestrator.analysis.apps import summarize_apps
 from orchestrator.analysis.engine_timing import check_engines, engine_stats
 from orchestrator.analysis.expectations import Evaluator, evaluate
 from orchestrator.analysis.fct import load_fct, summarize_fct
@@ -122,6 +123,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
 
     web = ctx.web_objects()
     fct_rows = load_fct(run_dir) if web else None
+    apps = [str(f.get("id")) for f in ctx.plan.get("flows") or []
+            if isinstance(f, dict) and f.get("tool") == "app"]
     ev = Evaluator(m, ctx, flows, links, ld, split_flows(m.flow), maxmin, fct=fct_rows)
     summary: dict[str, Any] = {
         "run": run_dir.name,
@@ -146,6 +149,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         # web-like short flows: FCT figures per flow and over all (analysis/fct.py)
         **({"web": summarize_fct(fct_rows, web, ctx.ideal_fct(list(web)))}
            if fct_rows is not None else {}),
+        # app flows: the client's completion, exit status and bytes (analysis/apps.py)
+        **({"apps": summarize_apps(load_fct(run_dir), m.event, apps)} if apps else {}),
         "metrics_missing": m.missing,
         "metrics_notes": m.notes,
     }

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from orchestrator.plan import addressing, engine, ixcp, tools, xcpi
+from orchestrator.plan.apps import app_commands
 from orchestrator.plan.captures import plan_captures
 from orchestrator.plan.routing import UNREACHABLE, Hop, RouteMatrix
 from orchestrator.plan.timeline import build_timeline
@@ -238,6 +239,7 @@ class Planner:
         links = self.links(path_rtt)
         nodes = tuple(_limited(self.node(n.name, n.role), n) for n in self.spec.nodes)
         flows = tuple(
+            self.app_flow(f, fwd, src_addr, dst_addr, rtt) if f.app is not None else
             Flow(id=f.id, proto=f.proto, cc=f.cc, tool=f.tool, src=f.src, dst=f.dst,
                  src_addr=src_addr, dst_addr=dst_addr, port=f.port, start_s=f.start_s,
                  stop_s=f.stop_s, size_bytes=f.size_bytes, parallel=f.parallel,
@@ -261,6 +263,18 @@ class Planner:
             nodes=nodes, links=tuple(links), flows=flows,
             timeline=build_timeline(self.spec, tuple(links), flows),
             captures=plan_captures(self.spec, links), trial=plan_trial(self.spec.trial))
+
+
+    def app_flow(self, f: Any, fwd: FlowPath, src_addr: str, dst_addr: str, rtt: float
+                 ) -> Any:
+        from xcplab_contract.plan import Flow
+
+        server, client, server_env, client_env = app_commands(f, src_addr, dst_addr)
+        return Flow(id=f.id, proto=f.proto, cc=None, tool="app", src=f.src, dst=f.dst,
+                    src_addr=src_addr, dst_addr=dst_addr, port=f.port, start_s=f.start_s,
+                    stop_s=f.stop_s, size_bytes=None, parallel=1, rate_bps=f.rate_bps,
+                    path=fwd.nodes, rtt_s=rtt, server_argv=server, client_argv=client,
+                    server_env=server_env, client_env=client_env)
 
 
 def make_plan(spec: ResolvedSpec, run_id: str) -> Plan:

@@ -137,3 +137,12 @@ MAX_OBJECT_BYTES_TOTAL = 64 * GiB  # ~9 min of traffic at 1 Gb/s
 MAX_WEB_SESSIONS = 10_000
 MAX_WEB_ARRIVAL_RATE = 1_000.0
 MAX_WEB_OBJECTS_PER_SESSION = 1_000.0
+
+# -- app flows (flow app:, docs/socket-stack.md) -----------------------------------
+# One command of an app flow's pair, as written, and its words once split: a command
+# line, not a script (the kernel's own limit per argument is 128 KiB).
+MAX_APP_COMMAND_CHARS = 4_096
+MAX_APP_ARGS = 256
+# App flows in one run: each runs a server and a client process (plus one xcp-stackd per
+# host taking part), real programs whose CPU the 2-core test machines must carry.
+MAX_APP_FLOWS = 64

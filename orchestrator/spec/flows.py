@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator import units
 from orchestrator.spec import bounds
+from orchestrator.spec.apps import resolve_app
 from orchestrator.spec.loader import PathT
 from orchestrator.spec.resolved import RFlow
 
@@ -138,6 +139,10 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             r.bad(where, f"xcp_feedback applies to xcp flows, not {proto}" + origin)
             xcp_feedback = "all_acks"
         objects = _objects(r, f, path, proto, size, None if stop is None else stop - start)
+        app = resolve_app(r.bad, f, path, proto, {
+            "size": size, "parallel": get("parallel", 1), "objects": f.objects,
+            "recovery": recovery, "delayed_ack": delayed_ack, "rto_backoff": rto_backoff,
+            "xcp_feedback": xcp_feedback}, blame)
         port = f.port if f.port is not None else FIRST_PORT + i
         pkey = (f.dst, port)
         if pkey in ports:
@@ -151,8 +156,10 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             rate_bps=None if rate is None else max(1, round(rate * spec.scale)),
             port=port, recovery=recovery, delayed_ack=delayed_ack,
             rto_backoff=rto_backoff, xcp_feedback=xcp_feedback, objects=objects,
-            max_concurrent=None if objects is None else (f.max_concurrent or MAX_CONCURRENT)))
+            max_concurrent=None if objects is None else (f.max_concurrent or MAX_CONCURRENT),
+            app=app))
     _kernel_sack_agrees(r, out)
+    _apps_bounded(r, out)
     _objects_bounded(r, out)
     return out
 
@@ -202,6 +209,13 @@ def _objects_bounded(r: Resolver, flows: list[RFlow]) -> None:
         r.bad(("flows", web[0][0], "objects"), f"{units.fmt_size(total)} of objects in all "
               f"flows; at most {units.fmt_size(bounds.MAX_OBJECT_BYTES_TOTAL)} per run "
               "(orchestrator/spec/bounds.py)")
+
+
+def _apps_bounded(r: Resolver, flows: list[RFlow]) -> None:
+    apps = [i for i, f in enumerate(flows) if f.app is not None]
+    if len(apps) > bounds.MAX_APP_FLOWS:
+        r.bad(("flows", apps[bounds.MAX_APP_FLOWS], "app"), f"{len(apps)} app flows; at most "
+              f"{bounds.MAX_APP_FLOWS} per run (orchestrator/spec/bounds.py)")
 
 
 def _kernel_sack_agrees(r: Resolver, flows: list[RFlow]) -> None:

@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from orchestrator.spec.apps import AppSpec
 from orchestrator.spec.bounds import MAX_CONCURRENT_OBJECTS, MAX_OBJECTS_PER_FLOW
 from orchestrator.spec.captures import CaptureSpec
 from orchestrator.spec.node_limits import NodeLimits
@@ -193,6 +194,9 @@ class FlowSpec(FlowParams):
     objects: list[ObjectItem] | None = Field(default=None, min_length=1,
                                              max_length=MAX_OBJECTS_PER_FLOW)
     max_concurrent: int | None = Field(default=None, ge=1, le=MAX_CONCURRENT_OBJECTS)
+    # A command pair run unmodified over the XCP socket stack: server on dst, client on
+    # src (orchestrator/spec/apps.py, docs/socket-stack.md).
+    app: AppSpec | None = None
 
 
 class RouterDefaults(Strict):

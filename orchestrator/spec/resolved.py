@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator import units
+from orchestrator.spec.apps import RApp
 from orchestrator.spec.captures import RCapture
 from orchestrator.spec.trial_models import RTrial
 from xcplab_contract.plan import ParamValue
@@ -95,9 +96,13 @@ class RFlow(Frozen):
     # s, bytes) per object in start order, and the connections open at once.
     objects: list[tuple[float, int]] | None = None
     max_concurrent: int | None = None
+    # A command pair over the XCP socket stack (orchestrator/spec/apps.py), as written.
+    app: RApp | None = None
 
     @property
-    def tool(self) -> Literal["xcpperf", "iperf3"]:
+    def tool(self) -> Literal["xcpperf", "iperf3", "app"]:
+        if self.app is not None:
+            return "app"
         return "iperf3" if self.proto in ("tcp", "udp") else "xcpperf"
 
 

@@ -245,6 +245,10 @@ def _event_refusals(e: Event) -> list[str]:
 
 def _flow_refusals(f: Flow) -> list[str]:
     out = []
+    if f.tool == "app":
+        out.append(f"flow {f.id}: an app flow runs real programs over the XCP socket stack "
+                   "(docs/socket-stack.md): ns-2 cannot run them")
+        return out
     if f.proto == "udp":
         out.append(f"flow {f.id}: UDP flows: not mapped to ns-2 yet (an ns-2 CBR source "
                    "would need iperf3's datagram size, which iperf3 picks at run time "

@@ -38,6 +38,8 @@ def test_a_plan_ns2_can_express_is_not_refused() -> None:
     ({"flow": "{id: f, proto: xcp, rate: 1Mbps, src: s, dst: d}"}, "a sender rate cap"),
     ({"flow": "{id: f, proto: xcp, src: s, dst: d, objects: [{at: 1s, size: 1KB}]}"},
      "web-like objects"),
+    ({"flow": "{id: f, src: s, dst: d, app: {server: 'srv {port}', client: 'cli {dst}'}}"},
+     "an app flow runs real programs"),
     ({"loss": ", loss: {model: gilbert_elliott, p: 0.01, r: 0.3}"}, "Gilbert-Elliott loss"),
     ({"timeline": "timeline:\n  - {at: 1s, set_link: {link: r1-r2, loss: {model: "
                   "gilbert_elliott, p: 0.01, r: 0.3}}}"},
