@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 import tomllib
 from pathlib import Path
 
@@ -84,10 +85,14 @@ def test_agent_installs_and_runs_without_the_orchestrator(tmp_path: Path) -> Non
     helped = _run([str(venv / "bin" / "xcplab-agent"), "--help"], cwd=tmp_path)
     assert "xcplab-agent" in helped.stdout and '"cmd": "apply"' in helped.stdout
 
+    before_ns = time.time_ns()
     pong = _run([str(venv / "bin" / "xcplab-agent")], cwd=tmp_path,
                 input='{"id": 1, "cmd": "ping"}\n')
-    assert json.loads(pong.stdout.splitlines()[0]) == {
-        "type": "reply", "id": 1, "ok": True, "result": {"pong": True}}
+    reply = json.loads(pong.stdout.splitlines()[0])
+    # the agent's wall clock rides on the pong (the cluster backend's clock offsets)
+    wall_ns = reply["result"].pop("wall_ns")
+    assert before_ns <= wall_ns <= time.time_ns()
+    assert reply == {"type": "reply", "id": 1, "ok": True, "result": {"pong": True}}
 
     probe = ("import importlib, json, pkgutil, sys, agents, xcplab_contract\n"
              "for pkg in (agents, xcplab_contract):\n"
