@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -184,22 +185,26 @@ async def submit(request: Request, pu: CurrentPageUser, db: DB, service: Service
             params = {o.partition("=")[0].strip(): [o.partition("=")[2].strip()] for o in sets}
             params.update({a.path: list(a.values) for a in axes})
             if action == "validate":
-                check_spec(body, service.settings, overrides=sets)
+                await service.validation.run(partial(check_spec, body, service.settings,
+                                                     overrides=sets))
                 sweeps.check_count(params, repeat, service.settings)
                 return _submit_form(request, pu, service, valid=(
                     f"valid: a sweep of {len(sweeps.grid(params, repeat))} runs"), **form)
-            made = create_sweep(SweepIn(spec=body.decode("utf-8", errors="replace"),
-                                        params=params, repeat=repeat, pool=pool or None),
-                                pu.user, db, service)
+            made = await service.validation.run(
+                create_sweep, SweepIn(spec=body.decode("utf-8", errors="replace"),
+                                      params=params, repeat=repeat, pool=pool or None),
+                pu.user, db, service)
             return RedirectResponse(f"/ui/sweeps/{made[0].sweep_id}", status_code=303)
         if action == "validate":
-            checked = check_spec(body, service.settings, overrides=sets)
+            checked = await service.validation.run(partial(check_spec, body, service.settings,
+                                                           overrides=sets))
             return _submit_form(request, pu, service, valid=(
                 f"valid: {checked.name}, {checked.nodes} nodes, {checked.flows} flows, "
                 f"{checked.duration_s:g} s"), **form)
         service.limiter.take(pu.user.id)
         pool_name = experiments.resolve_pool(service.settings, pool or None)
-        checked = check_spec(body, service.settings, overrides=sets)
+        checked = await service.validation.run(partial(check_spec, body, service.settings,
+                                                       overrides=sets))
         exp = experiments.submit(db, pu.user, checked, pool=pool_name, overrides=sets)
         db.commit()
     except SpecError as e:
@@ -214,7 +219,7 @@ async def submit(request: Request, pu: CurrentPageUser, db: DB, service: Service
 
 
 @router.post("/validate")
-def validate(request: Request, pu: CurrentPageUser, service: ServiceDep,
+async def validate(request: Request, pu: CurrentPageUser, service: ServiceDep,
              csrf: Annotated[str | None, Form()] = None,
              spec: Annotated[str, Form()] = "",
              overrides: Annotated[str, Form()] = "") -> dict[str, Any]:
@@ -222,7 +227,9 @@ def validate(request: Request, pu: CurrentPageUser, service: ServiceDep,
     check_csrf(request, pu.token, csrf)
     sets = [s.strip() for s in overrides.splitlines() if s.strip()]
     try:
-        checked = check_spec(spec.encode(), service.settings, overrides=sets)
+        # in the validation gate, as the API's submissions: never on the event loop
+        checked = await service.validation.run(partial(check_spec, spec.encode(),
+                                                       service.settings, overrides=sets))
     except SpecError as e:
         return {"ok": False, "lines": [str(p) for p in e.problems]}
     except XcplabError as e:
