@@ -19,6 +19,19 @@ from xcplab_contract.agent import CleanResult
 from xcplab_contract.plan import Plan
 
 
+def limits_refusal(backend: str, plan: Plan) -> list[str]:
+    """The refusal of per-node limits (cpuset, memory) by a backend that runs every node's
+    processes in its machine's own cgroups: only the docker backend applies them."""
+    limited = [n.name for n in plan.nodes if n.limits is not None]
+    if not limited:
+        return []
+    return [f"nodes.{limited[0]}.limits"
+            + (f" (and {len(limited) - 1} more node(s))" if len(limited) > 1 else "")
+            + f": per-node limits (cpuset, memory) are applied by the docker backend only; "
+              f"{backend} runs every node's processes in its machines' own cgroups (run with "
+              "--backend docker, or remove the limits)"]
+
+
 class Backend(ABC):
     name: ClassVar[str]
     # "emulated" (real packets through emulated links) or "simulated" (a simulator's

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.backends.agent_link import AgentLink
-from orchestrator.backends.base import Backend, drain
+from orchestrator.backends.base import Backend, drain, limits_refusal
 from xcplab_contract import paths
 from xcplab_contract.agent import CleanResult, check_options
 from xcplab_contract.errors import XcplabError
@@ -67,14 +67,7 @@ class NetnsBackend(Backend):
 
     @classmethod
     def unsupported(cls, plan: Plan) -> list[str]:
-        limited = [n.name for n in plan.nodes if n.limits is not None]
-        if not limited:
-            return []
-        return [f"nodes.{limited[0]}.limits"
-                + (f" (and {len(limited) - 1} more node(s))" if len(limited) > 1 else "")
-                + f": per-node limits (cpuset, memory) are applied by the docker backend "
-                  f"only; {cls.name} runs every node's processes in this machine's cgroups "
-                  "(run with --backend docker, or remove the limits)"]
+        return limits_refusal(cls.name, plan)
 
     def prepare(self, plan: Plan) -> None:
         refused = self.unsupported(plan)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from orchestrator.backends.agent_link import AgentLink
-from orchestrator.backends.base import Backend, drain
+from orchestrator.backends.base import Backend, drain, limits_refusal
 from orchestrator.backends.cluster import barrier
 from orchestrator.backends.cluster.channel import (
     open_agent,
@@ -101,7 +101,15 @@ class ClusterBackend(Backend):
             raise XcplabError(f"the plan is not placed on inventory {self.inv.name} (nodes "
                               f"on {', '.join(stray) or '?'}): `place` the plan first")
 
+    @classmethod
+    def unsupported(cls, plan: Plan) -> list[str]:
+        return limits_refusal(cls.name, plan)
+
     def prepare(self, plan: Plan) -> None:
+        refused = self.unsupported(plan)
+        if refused:
+            raise XcplabError(f"the {self.name} backend cannot run this plan: "
+                              + "; ".join(refused))
         self._check_placed(plan)
         narrow = [t for t in tunnels(plan, self.inv) if t.inner_mtu < EMULATED_MTU]
         if narrow:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from orchestrator.backends.cluster.backend import ClusterBackend
 from orchestrator.backends.docker.backend import DockerBackend
 from orchestrator.backends.docker.options import Limits
 from orchestrator.backends.netns import NetnsBackend
@@ -61,13 +62,15 @@ def test_bounds_inclusive_and_carried_by_the_plan() -> None:
         assert Plan.from_json(plan.to_json()).node("h1").limits == NodeLimits("0-1,3", want)
 
 
-def test_netns_refuses_by_name_docker_takes() -> None:
+def test_netns_and_cluster_refuse_by_name_docker_takes() -> None:
     plan = make_plan(load_spec_text(_spec("{memory: 64MiB}"), "l.yaml"),
                      "lim-20260101T000000-0000")
     (why,) = NetnsBackend.unsupported(plan)
     assert why.startswith("nodes.h1.limits: per-node limits (cpuset, memory) are applied by "
                           "the docker backend only")
     assert DockerBackend.unsupported(plan) == []
+    (cluster_why,) = ClusterBackend.unsupported(plan)  # its agents run netns shares
+    assert cluster_why.startswith("nodes.h1.limits: per-node limits") and "cluster" in cluster_why
     unlimited = make_plan(load_spec_text(_spec(""), "l.yaml"), "lim-20260101T000000-0000")
     assert NetnsBackend.unsupported(unlimited) == []
 
