@@ -32,7 +32,7 @@ from xcplab_contract.plan import Flow, Plan
 
 Emit = Callable[[dict[str, Any]], None]
 _STOPPED_RC = (0, -2, 130)  # normal end, or SIGINT from the timeline
-# How long an app flow's fct.csv row waits, after its client exited, for the stacks to
+# At the end of the run, how long an app flow's fct.csv row waits for the stacks to
 # report the flow's connections closed (their last byte counts): FIN and its ACK take
 # one round trip, a lost FIN a retransmission timeout.
 APP_SETTLE_S = 3.0
@@ -96,7 +96,8 @@ class FlowControl:
         self.apps = apps
         self.stopped: set[str] = set()  # clients the run stopped (not failures)
         self.exit_t: dict[str, float] = {}  # app clients: now() when they exited
-        self.pending_apps: dict[str, tuple[float, str, float]] = {}  # deadline, status, end
+        self.pending_apps: dict[str, tuple[str, float]] = {}  # status, client's exit (s)
+        self._app_checked: set[str] = set()
 
     def arm(self, flows: list[Flow]) -> None:
         """Spawn the clients parked at gates, one gate per start instant (before
@@ -220,7 +221,7 @@ class FlowControl:
                 fct = fct_rows(f, self.started_t.get(fid, f.start_s), reader.object_results())
                 if fct:
                     self.emit({"type": "rows", "measurement": "fct", "rows": fct})
-        self._app_rows(final)
+        self._app_rows(t_s, final)
         for failure in failures:  # last: the run stops reading at the first
             self.emit({"type": "error", "fatal": True, "error": failure})
 
@@ -234,8 +235,8 @@ class FlowControl:
         end_s = t_s if end is None else t_s - (self.now() - end)
         stopped = f.id in self.stopped
         status = "incomplete" if stopped else ("complete" if rc == 0 else "failed")
-        detail.update(status=status, fct_s=round(end_s - start, 6))
-        self.pending_apps[f.id] = (self.now() + APP_SETTLE_S, status, end_s)
+        detail.update(status=status, client_s=round(end_s - start, 6))
+        self.pending_apps[f.id] = (status, end_s)
         if status != "failed":
             return None
         detail["stderr"] = self.procs.stderr_tail(run.spec.key, 500)
@@ -243,27 +244,41 @@ class FlowControl:
                 f"{rc} {end_s - start:.3f} s after its start (t={end_s:.3f}s); its stderr: "
                 f"{detail['stderr'].strip() or '(empty)'}")
 
-    def _app_rows(self, final: bool) -> None:
-        """fct.csv rows of exited app clients whose connections all reported their end
-        (or whose wait ran out)."""
-        for fid, (deadline, status, end_s) in list(self.pending_apps.items()):
+    def _app_rows(self, t_s: float, final: bool) -> None:
+        """fct.csv rows of exited app clients. A client's exit is not its flow's end when
+        it sent: the stack still delivers what it wrote (iperf3 -c exits with megabytes
+        in the socketpair and the connection's send buffer). A complete flow ends when
+        the stacks reported every connection of it closed: at the client's exit if they
+        already had, else at the first sampling pass that sees it (one interval's
+        resolution). Still open at the flow's stop or, at the end of the run, after
+        APP_SETTLE_S more: incomplete."""
+        for fid, (status, end_s) in list(self.pending_apps.items()):
             f = self.plan.flow(fid)
             assert self.apps is not None
-            # a complete flow's last bytes are counted once its connections closed; an
-            # incomplete or failed one's when its client ended (its server may go on)
-            while status == "complete" and final and not self.apps.settled(f) \
-                    and self.now() < deadline:
-                time.sleep(0.05)
-            if status == "complete" and not self.apps.settled(f) and self.now() < deadline:
+            first = fid not in self._app_checked
+            self._app_checked.add(fid)
+            settled = self.apps.settled(f)
+            waited = 0.0
+            if status == "complete" and final and not settled:
+                t = self.now()
+                while not settled and self.now() - t < APP_SETTLE_S:
+                    time.sleep(0.05)
+                    settled = self.apps.settled(f)
+                waited = self.now() - t
+            stop = f.stop_s if f.stop_s is not None else float("inf")
+            if status == "complete" and not settled and not final and t_s < stop:
                 continue
             del self.pending_apps[fid]
+            if status == "complete" and not settled:
+                status = "incomplete"
+            done_s = end_s if first or status != "complete" else max(end_s, t_s + waited)
             start = self.started_t.get(fid, f.start_s)
             totals = self.apps.totals(f)
             self.emit({"type": "rows", "measurement": "fct", "rows": [{
-                "t_s": round(end_s, 6), "flow": fid, "object": 0, "proto": f.proto,
+                "t_s": round(done_s, 6), "flow": fid, "object": 0, "proto": f.proto,
                 "src": f.src, "dst": f.dst, "start_s": round(start, 6),
                 "bytes": totals["bytes"],
-                "fct_s": round(end_s - start, 6) if status == "complete" else "",
+                "fct_s": round(done_s - start, 6) if status == "complete" else "",
                 "status": status, "retransmits": totals["retransmits"],
                 "timeouts": totals["timeouts"], "waited": 0}]})
 

@@ -1,7 +1,8 @@
 """App flows (spec `app:`, docs/socket-stack.md) in summary.json: per flow its client's
 completion as the agent recorded it in metrics/fct.csv (one row: status complete |
 failed | incomplete, bytes acknowledged over the flow's connections in both
-directions, fct_s from the client's start to its exit when complete) and its exit
+directions, fct_s from the client's start to the later of its exit and its
+connections' close when complete) and its exit
 status from the flow_end event. A flow whose client never ended has no row: status
 `not_ended`."""
 
