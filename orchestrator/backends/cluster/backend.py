@@ -103,7 +103,13 @@ class ClusterBackend(Backend):
 
     @classmethod
     def unsupported(cls, plan: Plan) -> list[str]:
-        return limits_refusal(cls.name, plan)
+        apps = [f.id for f in plan.flows if f.tool == "app"]
+        # orchestrator/cluster/dist.py ships xcp-router and xcpperf, not the socket stack
+        return limits_refusal(cls.name, plan) + ([
+            f"flows.{apps[0]}.app" + (f" (and {len(apps) - 1} more)" if len(apps) > 1 else "")
+            + ": app flows need xcp-stackd and libxcpsock_preload.so on every machine, "
+              "which the cluster's distribution does not ship yet (run them with netns)"]
+            if apps else [])
 
     def prepare(self, plan: Plan) -> None:
         refused = self.unsupported(plan)

@@ -4,6 +4,8 @@ over its options, refused by name by netns (orchestrator/spec/node_limits.py).""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from orchestrator.backends.cluster.backend import ClusterBackend
@@ -11,7 +13,7 @@ from orchestrator.backends.docker.backend import DockerBackend
 from orchestrator.backends.docker.options import Limits
 from orchestrator.backends.netns import NetnsBackend
 from orchestrator.plan.planner import make_plan
-from orchestrator.spec import load_spec_text
+from orchestrator.spec import load_spec, load_spec_text
 from orchestrator.spec.node_limits import MEMORY_MAX, MEMORY_MIN
 from xcplab_contract.errors import SpecError
 from xcplab_contract.plan import NodeLimits, Plan
@@ -82,3 +84,13 @@ def test_node_limits_over_the_options_key_by_key() -> None:
     assert options.over(NodeLimits(cpuset="1")) == Limits("1", 128 << 20)
     assert Limits().over(NodeLimits("0", 32 << 20)).run_args() == [
         "--cpuset-cpus", "0", "--memory", str(32 << 20)]
+
+
+def test_cluster_refuses_app_flows_by_name() -> None:
+    """The cluster's distribution ships no socket stack: an app flow is refused before
+    anything is deployed, naming the flow."""
+    spec = Path(__file__).resolve().parents[3] / "experiments" / "apps" / "http-over-xcp.yaml"
+    plan = make_plan(load_spec(spec), "app-20260101T000000-0000")
+    refused = ClusterBackend.unsupported(plan)
+    assert len(refused) == 1 and ".app" in refused[0] and "xcp-stackd" in refused[0]
+    assert NetnsBackend.unsupported(plan) == []
