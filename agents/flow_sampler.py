@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from agents import netlink
+from agents.line_pump import pump_lines
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -176,19 +177,7 @@ class XcpperfReader:
 
     def pump(self, stream: IO[bytes], tee: IO[bytes] | None = None) -> threading.Thread:
         """Read lines in a thread; `tee` keeps a copy of the raw output (logs/)."""
-
-        def body() -> None:
-            for raw in iter(stream.readline, b""):
-                if tee is not None:
-                    tee.write(raw)
-                    tee.flush()
-                self.feed(raw.decode(errors="replace"))
-            if tee is not None:
-                tee.close()
-
-        t = threading.Thread(target=body, daemon=True, name="xcpperf-reader")
-        t.start()
-        return t
+        return pump_lines(stream, self.feed, "xcpperf-reader", tee)
 
     def object_results(self) -> list[dict[str, Any]]:
         """Every object of an --objects client: the end section's list (all of them,

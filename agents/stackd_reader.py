@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from agents.flow_sampler import StreamSample
+from agents.line_pump import pump_lines
 
 Match = Callable[[dict[str, Any]], bool]
 
@@ -55,19 +56,7 @@ class StackdReader:
 
     def pump(self, stream: IO[bytes], tee: IO[bytes] | None = None) -> threading.Thread:
         """Read lines in a thread; `tee` keeps a copy of the raw output (logs/)."""
-
-        def body() -> None:
-            for raw in iter(stream.readline, b""):
-                if tee is not None:
-                    tee.write(raw)
-                    tee.flush()
-                self.feed(raw.decode(errors="replace"))
-            if tee is not None:
-                tee.close()
-
-        t = threading.Thread(target=body, daemon=True, name=f"stackd-reader-{self.host}")
-        t.start()
-        return t
+        return pump_lines(stream, self.feed, f"stackd-reader-{self.host}", tee)
 
     def wait_for(self, ready: Callable[[], bool], timeout_s: float,
                  alive: Callable[[], bool]) -> bool:

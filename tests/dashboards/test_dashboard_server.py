@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
+from dashboard_spec import dashboard_spec
 from influxd_server import Influxd, free_port
 from server_proc import Server, cli, wait_state
 from stop_process import stop_process
@@ -43,39 +44,14 @@ pytestmark = [pytest.mark.root, pytest.mark.influx]
 
 OVERVIEW = load_dashboard(DEFAULT_ROOT / "json" / "overview.json")
 DB = "xcplab"
-# XCP-i routers around a DropTail cloud (every panel of the overview has data: see
-# tests/service/test_dashboards.py), and a timeline of every kind of event.
-SPEC = """\
-name: dashlive
-duration: 6s
-metrics_interval: 100ms
-defaults:
-  link: {capacity: 50Mbps, delay: 2ms, buffer: 1BDP}
-nodes:
-  s1: {role: host}
-  s2: {role: host}
-  r1: {role: router, queue: {kind: xcpi, estimator: oracle}}
-  r2: {role: router, queue: droptail}
-  r3: {role: router, queue: {kind: xcpi, estimator: oracle}}
-  d1: {role: host}
-  d2: {role: host}
-links:
-  - {a: s1, b: r1}
-  - {a: s2, b: r1}
-  - {id: bn, a: r1, b: r2, capacity: 10Mbps, delay: 5ms, buffer: 20pkts}
-  - {a: r2, b: r3}
-  - {a: r3, b: d1}
-  - {a: r3, b: d2}
-flows:
-  - {id: x1, proto: xcp, src: s1, dst: d1}
-  - {id: t1, proto: tcp, cc: cubic, src: s2, dst: d2, start: 0.5s}
-timeline:
-  - {at: 2s, set_link: {link: bn, capacity: 5Mbps}}
-  - {at: 3s, set_link: {link: bn, loss: 5%}}
-  - {at: 3.5s, set_link: {link: bn, loss: none}}
-  - {at: 4s, link_down: bn}
-  - {at: 4.3s, link_up: bn}
-"""
+# tests/dashboard_spec.py's run (data in every panel), with every kind of event
+SPEC = dashboard_spec("dashlive", "6s", t1_start="0.5s", timeline=[
+    "{at: 2s, set_link: {link: bn, capacity: 5Mbps}}",
+    "{at: 3s, set_link: {link: bn, loss: 5%}}",
+    "{at: 3.5s, set_link: {link: bn, loss: none}}",
+    "{at: 4s, link_down: bn}",
+    "{at: 4.3s, link_up: bn}",
+])
 # kind of every event the timeline above makes (the runner's labels)
 EVENT_KINDS = {"flow_start", "set_link", "link_down", "link_up"}
 

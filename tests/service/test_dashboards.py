@@ -10,43 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dashboard_spec import dashboard_spec
 from influxd_server import Influxd
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARDS = REPO / "dashboards"
 DB = "xcplab"
 
-# Small dumbbell: XCP-i routers r1 and r3 (XCP controller state) at the edges of a
-# DropTail cloud r2, so r3 tracks upstream r1 with the oracle estimator (the `xcpi`
-# series: estimate, truth, session), one XCP and one kernel TCP flow, and a
-# timeline event (an annotation).
-SPEC = """\
-name: dashcheck
-duration: 4s
-metrics_interval: 100ms
-defaults:
-  link: {capacity: 50Mbps, delay: 2ms, buffer: 1BDP}
-nodes:
-  s1: {role: host}
-  s2: {role: host}
-  r1: {role: router, queue: {kind: xcpi, estimator: oracle}}
-  r2: {role: router, queue: droptail}
-  r3: {role: router, queue: {kind: xcpi, estimator: oracle}}
-  d1: {role: host}
-  d2: {role: host}
-links:
-  - {a: s1, b: r1}
-  - {a: s2, b: r1}
-  - {id: bn, a: r1, b: r2, capacity: 10Mbps, delay: 5ms, buffer: 20pkts}
-  - {a: r2, b: r3}
-  - {a: r3, b: d1}
-  - {a: r3, b: d2}
-flows:
-  - {id: x1, proto: xcp, src: s1, dst: d1}
-  - {id: t1, proto: tcp, cc: cubic, src: s2, dst: d2}
-timeline:
-  - {at: 2s, set_link: {link: bn, capacity: 5Mbps}}
-"""
+# tests/dashboard_spec.py's run, with one timeline event (an annotation)
+SPEC = dashboard_spec("dashcheck", "4s", ["{at: 2s, set_link: {link: bn, capacity: 5Mbps}}"])
 
 
 def fill(query: str, run: str) -> str:
