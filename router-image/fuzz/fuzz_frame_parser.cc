@@ -10,6 +10,7 @@
 #include "core/frame_parser.hh"
 #include "core/packet_pool.hh"
 #include "core/router.hh"
+#include "qdisc/qdisc_factory.hh"
 #include "xcp/clock.hh"
 
 namespace {
@@ -26,7 +27,7 @@ LinkConfig link_config(uint64_t delay_us, const char* kind = "droptail") {
   LinkConfig l;
   l.capacity_bps = 100'000'000;
   l.delay = xcp::Duration::microseconds(static_cast<int64_t>(delay_us));
-  l.queue = {{"kind", kind}, {"limit_packets", 64}};
+  l.queue = read_queue_config({{"kind", kind}, {"limit_packets", 64}});
   return l;
 }
 
