@@ -29,6 +29,8 @@ Units, stated once so comparisons are honest:
   instant given in `ends` (the analysis passes its measured end), else until
   the end of the run.
 - Parallel streams are weights: a flow with `parallel: k` is k streams.
+- App flows (`app:`, a command pair over the socket stack) make the allocation unknown:
+  their direction and demand are the programs'.
 """
 
 from __future__ import annotations
@@ -141,6 +143,12 @@ def _capacity_changes(plan: Plan) -> list[tuple[float, str, Fraction]]:
 
 def schedule(plan: Plan, ends: Mapping[str, float] | None = None) -> list[Piece]:
     """The piecewise-constant max-min allocation over [0, plan.duration_s)."""
+    apps = [f.id for f in plan.flows if f.tool == "app"]
+    if apps:
+        # Solving it src -> dst would be wrong for half of them (curl's data goes server
+        # to client, iperf3's client to server), and every other flow shares their links.
+        raise MaxMinUnknown(f"flow {apps[0]} is an app flow: which way its data goes, and "
+                            "how much, is its programs' own")
     horizon = plan.duration_s
     ends = ends or {}
     span: dict[str, tuple[float, float]] = {}

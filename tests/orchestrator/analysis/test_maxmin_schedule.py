@@ -15,7 +15,7 @@ from orchestrator.analysis.maxmin_schedule import (
     schedule,
 )
 from orchestrator.plan.planner import make_plan
-from orchestrator.spec import load_spec_text
+from orchestrator.spec import load_spec, load_spec_text
 
 REPO = Path(__file__).resolve().parents[3]
 M = 10**6
@@ -142,3 +142,12 @@ def test_parallel_links_between_two_nodes_are_refused():
     text = FIG6.replace("  - {a: r4, b: dst}", "  - {a: r4, b: dst}\n  - {id: twin, a: r4, b: dst}")
     with pytest.raises(MaxMinUnknown, match="2 links join"):
         schedule(plan_of(text))
+
+
+def test_app_flows_make_the_allocation_unknown():
+    """curl's data flows server to client, iperf3's client to server: an app flow's
+    direction is its programs', so no max-min is claimed for a run that has one."""
+    plan = make_plan(load_spec(REPO / "experiments" / "apps" / "http-over-xcp.yaml"),
+                     "20261127-000000-apps")
+    with pytest.raises(MaxMinUnknown, match="is an app flow"):
+        schedule(plan)
