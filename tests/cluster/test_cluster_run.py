@@ -87,7 +87,12 @@ def _run_namespaces(tag: str) -> list[str]:
 def test_quickstart_across_machines_agrees_with_netns(nscluster: NsCluster, inventory: Path,
                                                       tmp_path: Path) -> None:
     stored = json.loads(STORED.read_text())
-    r = _run(nscluster, inventory, tmp_path, *stored["sets"])
+    r = _run(nscluster, inventory, tmp_path / "first", *stored["sets"])
+    if r.returncode == 3:
+        # completed but flagged unfaithful (three SCHED_FIFO engines on two shared cores:
+        # a machine stall makes events late): a flagged point is rerun once, as the
+        # reproductions do; a cluster that is unfaithful every time still fails here
+        r = _run(nscluster, inventory, tmp_path / "again", *stored["sets"])
     run_dir = Path(r.stdout.strip().splitlines()[-1])
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]  # completed, faithful
     s = json.loads((run_dir / "summary.json").read_text())
