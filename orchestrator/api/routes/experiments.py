@@ -61,12 +61,14 @@ async def submit(request: Request, user: CurrentUser, service: ServiceDep,
     pool_name = experiments.resolve_pool(service.settings, pool)
     body = await spec_body(request, service)
     overrides = list(set_ or [])
-    return await service.validation.run(_check_and_store, service, user, body, pool_name,
+    return await service.validation.run(check_and_store, service, user, body, pool_name,
                                         overrides)
 
 
-def _check_and_store(service: Service, user: User, body: bytes, pool: str,
-                     overrides: list[str]) -> Submitted:
+def check_and_store(service: Service, user: User, body: bytes, pool: str,
+                    overrides: list[str]) -> Submitted:
+    """Validate BODY and queue it (in the validation gate's worker thread: the API's
+    submissions and the web form's)."""
     spec = check_spec(body, service.settings, overrides=overrides)
     with service.sessions() as db:
         exp = experiments.submit(db, user, spec, pool=pool, overrides=overrides)

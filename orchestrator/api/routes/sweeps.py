@@ -19,8 +19,13 @@ router = APIRouter(prefix="/sweeps", tags=["sweeps"])
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=list[Submitted])
 async def post_sweep(body: SweepIn, user: CurrentUser, service: ServiceDep) -> list[Submitted]:
-    # Cheap limits on the event loop; every combination is validated in the gated
-    # worker thread (orchestrator/service/validation_gate.py).
+    return await submit_sweep(body, user, service)
+
+
+async def submit_sweep(body: SweepIn, user: User, service: Service) -> list[Submitted]:
+    """A sweep submitted by any caller (the API, the web form): cheap limits on the event
+    loop, every combination validated and stored in the gated worker thread
+    (orchestrator/service/validation_gate.py)."""
     pool = _cheap_limits(body, user, service)
 
     def check_and_store() -> list[Submitted]:
@@ -28,11 +33,6 @@ async def post_sweep(body: SweepIn, user: CurrentUser, service: ServiceDep) -> l
             return _check_and_store(db, service, user, body, pool)
 
     return await service.validation.run(check_and_store)
-
-
-def create_sweep(body: SweepIn, user: User, db: Session, service: Service) -> list[Submitted]:
-    """The same as POST /sweeps for a caller with a session of its own (the web form)."""
-    return _check_and_store(db, service, user, body, _cheap_limits(body, user, service))
 
 
 def _cheap_limits(body: SweepIn, user: User, service: Service) -> str:
