@@ -67,8 +67,6 @@ class AgentRuntime:
         self.flows: FlowControl | None = None
         self.player: TimelinePlayer | None = None
         self.captures: Captures | None = None
-        # (t_s, label) of each timeline event -> its plan params (capacity_bps, loss, ...)
-        self.event_params: dict[tuple[float, str], dict[str, Any]] = {}
         self.apps: AppStacks | None = None
 
     # -- apply ------------------------------------------------------------
@@ -207,10 +205,9 @@ class AgentRuntime:
                 # the tool has its own duration; this is the backstop if it overruns
                 actions.append(Action(f.stop_s + 2.0, f"flow_backstop {f.id}",
                                       partial(self.flows.stop, f.id, quiet=True)))
-        for e in plan.timeline:
-            actions.append(Action(e.t_s, f"{e.action} {e.target}", partial(self._event, e)))
-            # what the event does, in its `event` row (dashboards annotate with it)
-            self.event_params[(e.t_s, f"{e.action} {e.target}")] = dict(e.params)
+        # each event's params ride with it into its `event` row (dashboards annotate with it)
+        actions += [Action(e.t_s, f"{e.action} {e.target}", partial(self._event, e),
+                           dict(e.params)) for e in plan.timeline]
         if self.captures:
             self.captures.t0_unix = self.wall() + (self.t0 - self.clock.now())
             actions += [Action(t, label, partial(self._at_run_time, fn))
@@ -232,9 +229,8 @@ class AgentRuntime:
             return
         kind, _, target = f.label.partition(" ")
         detail: dict[str, Any] = {"lateness_ms": round(f.lateness_s * 1e3, 3)}
-        params = self.event_params.get((f.t_s, f.label))
-        if params:
-            detail["params"] = params
+        if f.params:
+            detail["params"] = dict(f.params)
         if f.result not in (None, True):
             detail["result"] = f.result
         if f.error:

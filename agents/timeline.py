@@ -10,8 +10,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -34,6 +34,9 @@ class Action:
     t_s: float  # seconds after t0
     label: str  # "flow_start f1", "set_link l1 ..."
     run: Callable[[], Any]
+    # what the action does, as the plan says it (a timeline event's params: capacity_bps,
+    # loss, ...), carried into its Fired record and the run's `event` row
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Fired:
     lateness_s: float
     result: Any = None
     error: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)  # the action's
 
 
 def sleep_until(clock: Clock, stop: threading.Event, deadline: float) -> bool:
@@ -99,7 +103,7 @@ class TimelinePlayer:
 
     def _run(self, a: Action) -> Fired:
         due = self.t0 + a.t_s
-        f = Fired(a.t_s, a.label, self.clock.now() - due)
+        f = Fired(a.t_s, a.label, self.clock.now() - due, params=a.params)
         try:
             f.result = a.run()
         except Exception as e:  # noqa: BLE001 - recorded on the event, run continues

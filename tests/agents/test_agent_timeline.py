@@ -110,3 +110,14 @@ def test_an_action_reports_when_its_effect_happened() -> None:
     fired = TimelinePlayer(acts, clock, t0=clock.now()).play()
     assert [f.lateness_s for f in fired] == [0.0, 0.0]
     assert [f.result for f in fired] == [{"pid": 1}, "x"]
+
+
+def test_an_actions_params_ride_into_its_fired_record() -> None:
+    """Two events at one instant on one target keep their own params (the event rows'
+    detail.params, which the dashboards' annotations show)."""
+    clock = FakeClock()
+    acts = [Action(1.0, "set_link bn", lambda: None, {"capacity_bps": 5_000_000}),
+            Action(1.0, "set_link bn", lambda: None, {"loss": 0.05}),
+            Action(2.0, "flow_start f1", lambda: None)]
+    fired = TimelinePlayer(acts, clock, t0=clock.now()).play()
+    assert [dict(f.params) for f in fired] == [{"capacity_bps": 5_000_000}, {"loss": 0.05}, {}]
