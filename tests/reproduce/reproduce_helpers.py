@@ -38,8 +38,23 @@ def _xcplab(args: list[str], timeout_s: float) -> subprocess.CompletedProcess[st
                           capture_output=True, text=True, check=False, timeout=timeout_s)
 
 
-def run_spec(spec: str, out: Path, sets: list[str], timeout_s: float) -> dict[str, Any]:
-    """`xcplab run experiments/SPEC --set ... --out OUT`; returns summary.json (with `_dir`)."""
+def run_spec(spec: str, out: Path, sets: list[str], timeout_s: float,
+             attempts: int = 2) -> dict[str, Any]:
+    """`xcplab run experiments/SPEC --set ... --out OUT`; returns summary.json (with `_dir`).
+
+    A run the engine flags unfaithful (late timers on a shared 2-core machine) has only
+    `unjudged` verdicts, so it is rerun, up to `attempts` runs in all, as `make reproduce`
+    reruns flagged points; the last summary is returned either way, and a test reading
+    an unjudged verdict then fails saying the emulation was unfaithful."""
+    summary: dict[str, Any] = {}
+    for attempt in range(attempts):
+        summary = _run_once(spec, out / f"attempt-{attempt}", sets, timeout_s)
+        if summary.get("fidelity", {}).get("ok") is True:
+            break
+    return summary
+
+
+def _run_once(spec: str, out: Path, sets: list[str], timeout_s: float) -> dict[str, Any]:
     args = ["run", str(EXPERIMENTS / spec), "--out", str(out), "--no-progress"]
     for s in sets:
         args += ["--set", s]
