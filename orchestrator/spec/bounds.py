@@ -85,7 +85,13 @@ MAX_LINKS = 2_000          # after chains are expanded; two engine ports each
 # Ports one router's engine opens: one AF_PACKET ring each. Not measured against the
 # 10 s start timeout of agents/engines.py; chosen well above any seed topology (4).
 MAX_PORTS_PER_ROUTER = 64
-MAX_FLOWS = 1_000          # counting `parallel`: one xcpperf/iperf3 connection each
+# Counting `parallel`: one xcpperf/iperf3 connection each. 1100 holds seed 001's
+# largest case, n = 1024 long flows plus the short flow (Fig. 2).
+MAX_FLOWS = 1_100
+# Connections in one flow's tool process: xcpperf's own -P limit, and iperf3's
+# (it refuses -P past 128).
+MAX_PARALLEL_XCPPERF = 1_024
+MAX_PARALLEL_IPERF3 = 128
 # Generated topologies (spec `topology:`, orchestrator/spec/trial.py): checked before a
 # graph is drawn, so generating is bounded too; the generated nodes, links, flows and
 # ports then meet the counts above like written ones. A tier generator's router count

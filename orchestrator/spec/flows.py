@@ -138,6 +138,11 @@ def resolve_flows(r: Resolver) -> list[RFlow]:
             where, origin = blame("xcp_feedback")
             r.bad(where, f"xcp_feedback applies to xcp flows, not {proto}" + origin)
             xcp_feedback = "all_acks"
+        if proto in ("tcp", "udp") and get("parallel", 1) > bounds.MAX_PARALLEL_IPERF3:
+            where, origin = blame("parallel")
+            r.bad(where, f"parallel {get('parallel', 1)}: iperf3 (proto {proto}) carries "
+                  f"at most {bounds.MAX_PARALLEL_IPERF3} streams; xcpperf (proto xcp, "
+                  f"newreno, hstcp) up to {bounds.MAX_PARALLEL_XCPPERF}" + origin)
         objects = _objects(r, f, path, proto, size, None if stop is None else stop - start)
         app = resolve_app(r.bad, f, path, proto, {
             "size": size, "parallel": get("parallel", 1), "objects": f.objects,

@@ -24,7 +24,11 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from orchestrator.spec.apps import AppSpec
-from orchestrator.spec.bounds import MAX_CONCURRENT_OBJECTS, MAX_OBJECTS_PER_FLOW
+from orchestrator.spec.bounds import (
+    MAX_CONCURRENT_OBJECTS,
+    MAX_OBJECTS_PER_FLOW,
+    MAX_PARALLEL_XCPPERF,
+)
 from orchestrator.spec.captures import CaptureSpec
 from orchestrator.spec.node_limits import NodeLimits
 from orchestrator.spec.queues import QueueSpec
@@ -160,7 +164,9 @@ class FlowParams(Strict):
     start: Duration | None = None
     stop: Duration | None = None
     size: Size | None = None
-    parallel: int | None = Field(default=None, ge=1, le=128)
+    # Connections of one tool process: xcpperf -P carries up to 1024 (seed 001's
+    # n = 1024 long flows); iperf3 (proto tcp, udp) refuses -P past 128 (flows.py).
+    parallel: int | None = Field(default=None, ge=1, le=MAX_PARALLEL_XCPPERF)
     rate: Rate | None = None
     recovery: Recovery | None = None
     # false: the receiver acknowledges every segment, as ns-2's TCPSink (and the
