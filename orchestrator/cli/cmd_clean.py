@@ -33,10 +33,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", default=None,
                    help="the backend the runs used (default: netns, and the containers of "
                         "docker runs when a docker daemon answers)")
+    p.add_argument("--inventory", metavar="INV.yaml", default=None,
+                   help="clean every machine of this inventory (the cluster backend's runs; "
+                        "docs/cluster.md)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.inventory:  # a cluster's machines, over SSH: orchestrator/backends/cluster/clean.py
+        from orchestrator.backends.cluster.clean import cli
+        return cli(args)
     backend = get_backend(args.backend or "netns")
     docker = reachable_cli() if args.backend is None else None
     if args.list:

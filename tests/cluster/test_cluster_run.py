@@ -26,49 +26,34 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clusterrun import (
+    JUMBO,
+    QUICKSTART,
+    agent_pid,
+    ctl,
+    jumbo_inventory,
+    run_namespaces,
+    wait_file,
+)
 from nscluster import NsCluster
 
 pytestmark = [pytest.mark.root]
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICKSTART = ROOT / "experiments" / "quickstart.yaml"
 STORED = Path(__file__).parent / "quickstart_netns.json"
-JUMBO = 9000
 TOLERANCE = 0.05
-
-
-def _ctl(c: NsCluster, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(c.in_ctl(argv), cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 @pytest.fixture(scope="module")
 def inventory(nscluster: NsCluster) -> Iterator[Path]:
-    c = nscluster
-    bundle = c.root / "bundle.tar"  # test_cluster_provision's, when it ran first
-    if not bundle.is_file():
-        r = subprocess.run([sys.executable, "-m", "orchestrator.cli", "cluster", "bundle",
-                            str(bundle)], cwd=ROOT, capture_output=True, text=True,
-                           timeout=120)
-        assert r.returncode == 0, r.stderr
-    for i, m in enumerate(c.machines):
-        prefix = c.prefix(m)
-        with bundle.open("rb") as f:
-            untar = subprocess.run(c.in_ctl(c.ssh_argv(i, [f"mkdir -p {prefix} && tar -x -C "
-                                                           f"{prefix}"])),
-                                   stdin=f, capture_output=True, timeout=60)
-        assert untar.returncode == 0, untar.stderr
-    inv = c.set_underlay_mtu(JUMBO)
-    try:
+    with jumbo_inventory(nscluster) as inv:
         yield inv
-    finally:
-        c.set_underlay_mtu(1500)
 
 
 def _run(c: NsCluster, inv: Path, out: Path, *sets: str) -> subprocess.CompletedProcess[str]:
-    return _ctl(c, [sys.executable, "-m", "orchestrator.cli", "run", str(QUICKSTART),
-                    "--backend", "cluster", "--inventory", str(inv), "--out", str(out),
-                    "--no-progress", *[a for s in sets for a in ("--set", s)]], timeout=300)
+    return ctl(c, [sys.executable, "-m", "orchestrator.cli", "run", str(QUICKSTART),
+                   "--backend", "cluster", "--inventory", str(inv), "--out", str(out),
+                   "--no-progress", *[a for s in sets for a in ("--set", s)]], timeout=300)
 
 
 def _figures(s: dict) -> dict[str, float]:
@@ -77,11 +62,6 @@ def _figures(s: dict) -> dict[str, float]:
     goodput = sum(f["bytes"] for f in s["flows"].values()) * 8 / s["duration_s"] / 1e6
     return {"bottleneck_utilization": link["utilization"],
             "bottleneck_busy_from_5s": busy["value"], "goodput_mbps": goodput}
-
-
-def _run_namespaces(tag: str) -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if f"-{tag}-" in line]
 
 
 def test_quickstart_across_machines_agrees_with_netns(nscluster: NsCluster, inventory: Path,
@@ -123,26 +103,12 @@ def test_quickstart_across_machines_agrees_with_netns(nscluster: NsCluster, inve
     header, *rows = (run_dir / "metrics" / "link.csv").read_text().splitlines()
     node = header.split(",").index("node")
     assert {row.split(",")[node] for row in rows} >= {"r1", "r2"}
-    assert _run_namespaces(plan["run_tag"]) == []
+    assert run_namespaces(plan["run_tag"]) == []
     # the headline figures within 5 % of the netns ones
     got, want = _figures(s), stored["figures"]
     far = {k: (round(got[k], 4), want[k]) for k in want
            if abs(got[k] - want[k]) > TOLERANCE * want[k]}
     assert far == {}, f"cluster vs netns (stored) beyond {TOLERANCE:.0%}: {far}"
-
-
-def _agent_pid(c: NsCluster, machine: str, run_dir: Path, timeout_s: float = 60) -> int:
-    """The pid of `machine`'s agent once the run streams samples (it is playing)."""
-    state = c.prefix(machine) / "state" / run_dir.name / "state.json"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if len((run_dir / "metrics" / "link.csv").read_text().splitlines()) > 10:
-                return int(json.loads(state.read_text())["agent_pid"])
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"no agent of {run_dir.name} playing on {machine}")
 
 
 def test_a_machine_lost_mid_run_fails_the_run_and_the_others_are_cleaned(
@@ -155,10 +121,10 @@ def test_a_machine_lost_mid_run_fails_the_run_and_the_others_are_cleaned(
         "--run-id", run_id, "--set", "duration=30s"]), cwd=ROOT, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     try:
-        plan = json.loads(_wait_file(tmp_path / run_id / "plan.json").read_text())
+        plan = json.loads(wait_file(tmp_path / run_id / "plan.json").read_text())
         where = {n["name"]: n["machine"] for n in plan["nodes"]}
         lost, kept = where["r2"], where["r1"]
-        pid = _agent_pid(c, lost, tmp_path / run_id)
+        pid = agent_pid(c, lost, tmp_path / run_id)
         t_kill = time.monotonic()
         subprocess.run(["kill", "-KILL", str(pid)], check=True)  # the machine's agent dies
         out, err = proc.communicate(timeout=120)
@@ -175,23 +141,15 @@ def test_a_machine_lost_mid_run_fails_the_run_and_the_others_are_cleaned(
     # the machine still reachable destroyed its share: no state, no process of the run
     assert not (c.prefix(kept) / "state" / run_id).exists()
     # what the lost machine's agent left (its engine, servers) goes with `clean`
-    r = _ctl(c, [sys.executable, "-c",
-                 "import json,sys; from orchestrator.backends.cluster import ClusterBackend; "
-                 "res = ClusterBackend.clean([sys.argv[1]], options={'inventory': sys.argv[2]});"
-                 "print(json.dumps(res.to_dict()))", run_id, str(inventory)], timeout=120)
+    r = ctl(c, [sys.executable, "-c",
+                "import json,sys; from orchestrator.backends.cluster import ClusterBackend; "
+                "res = ClusterBackend.clean([sys.argv[1]], options={'inventory': sys.argv[2]});"
+                "print(json.dumps(res.to_dict()))", run_id, str(inventory)], timeout=120)
     assert r.returncode == 0, r.stderr
     reports = json.loads(r.stdout)["reports"]
     assert any(rep["processes"] for rep in reports), reports  # the orphaned engine and tools
     assert not (c.prefix(lost) / "state" / run_id).exists()
-    assert _run_namespaces(plan["run_tag"]) == []
-
-
-def _wait_file(p: Path, timeout_s: float = 60) -> Path:
-    deadline = time.monotonic() + timeout_s
-    while not p.is_file():
-        assert time.monotonic() < deadline, f"{p} never appeared"
-        time.sleep(0.1)
-    return p
+    assert run_namespaces(plan["run_tag"]) == []
 
 
 def test_an_unreachable_machine_fails_the_run_before_anything_is_made(
@@ -213,6 +171,6 @@ def test_an_unreachable_machine_fails_the_run_before_anything_is_made(
     assert "`agent ping` failed" in s["error"] and "Connection refused" in s["error"], s["error"]
     assert s["error"].startswith(("m1:", "m2:")), s["error"]
     plan = json.loads((run_dir / "plan.json").read_text())
-    assert _run_namespaces(plan["run_tag"]) == []
+    assert run_namespaces(plan["run_tag"]) == []
     for m in nscluster.machines:
         assert not (nscluster.prefix(m) / "state" / plan["run_id"]).exists()

@@ -25,7 +25,6 @@ import json
 import queue
 import subprocess
 import tarfile
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +41,8 @@ from orchestrator.backends.cluster.channel import (
     remote_run_dir,
     state_root,
 )
+from orchestrator.backends.cluster.clean import clean_inventory, merged
+from orchestrator.backends.cluster.clean import runs_left as cluster_runs_left
 from orchestrator.cluster import bounds
 from orchestrator.cluster.inventory import Inventory, Machine
 from orchestrator.cluster.load import load_inventory
@@ -292,9 +293,10 @@ class ClusterBackend(Backend):
             self.links[m].close()
         if lost:
             result["lost"] = lost
+            run = self.plan.run_id if self.plan else "RUN"
             result["clean_hint"] = ("the lost machines keep what their agent made until a "
-                                    "clean reaches them: ClusterBackend.clean([run], "
-                                    "options={'inventory': ...})")
+                                    f"clean reaches them: xcplab clean {run} "
+                                    f"--inventory {self.options['inventory']}")
         try:
             if self.plan is not None:
                 self.collect(skip=lost)
@@ -304,36 +306,16 @@ class ClusterBackend(Backend):
         self._destroyed = result
         return result
 
-    # -- clean (no run in hand) ------------------------------------------------------
-    @classmethod
-    def _each_machine(cls, options: dict[str, Any] | None, cmd: str,
-                      **fields: Any) -> dict[str, dict[str, Any]]:
-        inv = _inventory(dict(options or {}))
-        with tempfile.TemporaryDirectory(prefix="xcplab-cluster-") as tmp:
-            def one(m: Machine) -> dict[str, Any]:
-                link = open_agent(inv, m, Path(tmp))
-                try:
-                    return link.call(cmd, timeout_s=120, **fields)
-                finally:
-                    link.close()
-            with ThreadPoolExecutor(max_workers=min(bounds.MAX_PARALLEL,
-                                                    len(inv.machines))) as ex:
-                return dict(zip([m.name for m in inv.machines],
-                                ex.map(one, inv.machines), strict=True))
-
+    # -- clean (no run in hand): clean.py, `xcplab clean --inventory INV` -----------------
     @classmethod
     def clean(cls, runs: Sequence[str] | None, *, include_running: bool = False,
               options: dict[str, Any] | None = None) -> CleanResult:
-        fields: dict[str, Any] = ({"all": True, "include_running": include_running}
-                                  if runs is None else {"runs": list(runs)})
-        out = CleanResult()
-        for res in cls._each_machine(options, "clean", **fields).values():
-            part = CleanResult.from_dict(res)
-            out.reports += part.reports
-            out.live.update(part.live)
-        return out
+        return merged(clean_inventory(_inventory(dict(options or {})), runs, include_running))
 
     @classmethod
     def runs_left(cls, options: dict[str, Any] | None = None) -> list[str]:
-        return sorted({str(r) for res in cls._each_machine(options, "runs").values()
-                       for r in res["runs"]})
+        left = cluster_runs_left(_inventory(dict(options or {})))
+        failed = {m: e for m, e in left.items() if isinstance(e, Exception)}
+        if failed:
+            raise XcplabError("; ".join(f"{m}: {e}" for m, e in failed.items()))
+        return sorted({r for v in left.values() if isinstance(v, list) for r in v})
