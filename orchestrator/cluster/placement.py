@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -48,26 +49,48 @@ class Placement:
     crossing_links: tuple[str, ...]
 
 
-def _units(plan: Plan) -> tuple[dict[str, str], nx.Graph]:
-    """node -> its vertex (a router, or the router a host hangs off), and the vertex
-    graph with load (packets/s) on vertices and capacity (bps, both ways) on edges."""
+@dataclass(frozen=True)
+class Arc:
+    """One direction of a link as placement sees it: who sends, who receives, how much,
+    and which router's engine emulates its queue (the plan's Direction.emulated_by)."""
+
+    link: str
+    src: str
+    dst: str
+    capacity_bps: int
+    emulated_by: str
+
+
+def units_of(plan: Plan) -> dict[str, str]:
+    """node -> its vertex: a router is its own; a host goes with the (first, by name)
+    router it is attached to, whose ingress emulates its upload."""
     role = {n.name: n.role for n in plan.nodes}
     unit = {n.name: n.name for n in plan.nodes if n.role == "router"}
     for n in plan.nodes:
         if n.role == "host":
             routers = sorted(i.peer for i in n.interfaces if role.get(i.peer) == "router")
             unit[n.name] = routers[0] if routers else n.name
+    return unit
+
+
+def arcs_of(plan: Plan) -> list[Arc]:
+    return [Arc(link.id, d.src, d.dst, d.capacity_bps, d.emulated_by)
+            for link in plan.links for d in (link.a_to_b, link.b_to_a)]
+
+
+def vertex_graph(unit: dict[str, str], arcs: Sequence[Arc]) -> nx.Graph:
+    """The graph that is partitioned: load (packets/s) on vertices, capacity (bps, both
+    ways) on edges."""
     g = nx.Graph()
     g.add_nodes_from(set(unit.values()), load=0.0)
-    for link in plan.links:
-        for d in (link.a_to_b, link.b_to_a):
-            g.nodes[unit[d.emulated_by]]["load"] += d.capacity_bps / PACKET_BITS
-        u, v = unit[link.a.node], unit[link.b.node]
+    for d in arcs:
+        g.nodes[unit[d.emulated_by]]["load"] += d.capacity_bps / PACKET_BITS
+        u, v = unit[d.src], unit[d.dst]
         if u != v:
-            cap = link.a_to_b.capacity_bps + link.b_to_a.capacity_bps
-            w = g.edges[u, v]["capacity"] + cap if g.has_edge(u, v) else cap
+            w = g.edges[u, v]["capacity"] + d.capacity_bps if g.has_edge(u, v) else \
+                d.capacity_bps
             g.add_edge(u, v, capacity=w)
-    return unit, g
+    return g
 
 
 def _bfs_order(g: nx.Graph) -> list[str]:
@@ -117,10 +140,10 @@ def _refine(g: nx.Graph, part: dict[str, str], share: dict[str, float]) -> None:
             break
 
 
-def place(plan: Plan, inv: Inventory) -> tuple[Plan, Placement]:
-    """The plan with every node's `machine` set, and what the placement costs; PlanError
-    naming each overloaded machine pair when the underlay cannot carry the cut."""
-    unit, g = _units(plan)
+def partition(unit: dict[str, str], arcs: Sequence[Arc], inv: Inventory) -> Placement:
+    """Every node of `unit` on a machine of `inv`, and what that costs (not yet judged
+    against the underlay: `refuse_overloaded`)."""
+    g = vertex_graph(unit, arcs)
     total = sum(load for _v, load in g.nodes(data="load")) or 1.0
     cores = sum(m.cores for m in inv.machines)
     share = {m.name: total * m.cores / cores for m in inv.machines}
@@ -129,28 +152,43 @@ def place(plan: Plan, inv: Inventory) -> tuple[Plan, Placement]:
     machine_of = {n: part[u] for n, u in unit.items()}
     nic = {m.name: m.nic_capacity for m in inv.machines}
     cut: dict[tuple[str, str], int] = defaultdict(int)
-    crossing: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for link in plan.links:
-        for d in (link.a_to_b, link.b_to_a):
-            pair = (machine_of[d.src], machine_of[d.dst])
-            if pair[0] != pair[1]:
-                cut[pair] += d.capacity_bps
-                crossing[pair].append(link.id)
+    crossing: set[str] = set()
+    for d in arcs:
+        pair = (machine_of[d.src], machine_of[d.dst])
+        if pair[0] != pair[1]:
+            cut[pair] += d.capacity_bps
+            crossing.add(d.link)
     limit = {p: int(HEADROOM * min(nic[p[0]], nic[p[1]])) for p in cut}
-    over = [p for p in sorted(cut) if cut[p] > limit[p]]
-    if over:
-        raise PlanError("placement refused: the underlay cannot carry the links crossing "
-                        "machines (add machines, raise nic_capacity, or lower link "
-                        "capacities):\n" + "\n".join(
-                            f"  {a} -> {b}: {fmt_rate(cut[a, b])} of emulated links "
-                            f"({', '.join(sorted(set(crossing[a, b]))[:5])}"
-                            f"{', ...' if len(set(crossing[a, b])) > 5 else ''}) over "
-                            f"{fmt_rate(limit[a, b])} ({HEADROOM:.0%} of "
-                            f"{fmt_rate(min(nic[a], nic[b]))})" for a, b in over))
     load: dict[str, float] = {m.name: 0.0 for m in inv.machines}
     for v, m in part.items():
         load[m] += g.nodes[v]["load"]
-    nodes = tuple(dataclasses.replace(n, machine=machine_of[n.name]) for n in plan.nodes)
-    links = sorted({lid for ids in crossing.values() for lid in ids})
-    return dataclasses.replace(plan, nodes=nodes), Placement(
-        machine_of, load, share, dict(cut), limit, tuple(links))
+    return Placement(machine_of, load, share, dict(cut), limit, tuple(sorted(crossing)))
+
+
+def refuse_overloaded(p: Placement, arcs: Sequence[Arc], inv: Inventory) -> None:
+    """PlanError naming each ordered machine pair whose crossing links exceed its limit."""
+    over = [pair for pair in sorted(p.cut_bps) if p.cut_bps[pair] > p.limit_bps[pair]]
+    if not over:
+        return
+    nic = {m.name: m.nic_capacity for m in inv.machines}
+    crossing: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for d in arcs:
+        crossing[p.machine_of[d.src], p.machine_of[d.dst]].add(d.link)
+    raise PlanError("placement refused: the underlay cannot carry the links crossing "
+                    "machines (add machines, raise nic_capacity, or lower link "
+                    "capacities):\n" + "\n".join(
+                        f"  {a} -> {b}: {fmt_rate(p.cut_bps[a, b])} of emulated links "
+                        f"({', '.join(sorted(crossing[a, b])[:5])}"
+                        f"{', ...' if len(crossing[a, b]) > 5 else ''}) over "
+                        f"{fmt_rate(p.limit_bps[a, b])} ({HEADROOM:.0%} of "
+                        f"{fmt_rate(min(nic[a], nic[b]))})" for a, b in over))
+
+
+def place(plan: Plan, inv: Inventory) -> tuple[Plan, Placement]:
+    """The plan with every node's `machine` set, and what the placement costs; PlanError
+    naming each overloaded machine pair when the underlay cannot carry the cut."""
+    arcs = arcs_of(plan)
+    p = partition(units_of(plan), arcs, inv)
+    refuse_overloaded(p, arcs, inv)
+    nodes = tuple(dataclasses.replace(n, machine=p.machine_of[n.name]) for n in plan.nodes)
+    return dataclasses.replace(plan, nodes=nodes), p

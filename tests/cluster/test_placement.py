@@ -3,13 +3,20 @@ balanced by cores, and an underlay too small is refused with the pairs named."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from orchestrator.cluster.inventory import Inventory
 from orchestrator.cluster.load import parse_inventory
-from orchestrator.cluster.placement import HEADROOM, IMBALANCE, place
+from orchestrator.cluster.placement import (
+    HEADROOM,
+    IMBALANCE,
+    partition,
+    place,
+    refuse_overloaded,
+)
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec
 from xcplab_contract.errors import PlanError
@@ -71,3 +78,33 @@ def test_small_underlay_is_refused_with_the_pairs(big: Plan, tmp_path: Path) -> 
     msg = str(e.value)
     assert msg.startswith("placement refused: the underlay cannot carry")
     assert "m0 -> m1:" in msg and "m1 -> m0:" in msg and "(70% of 1Mbps)" in msg, msg
+
+
+def test_generated_thousands_of_nodes_place_as_the_bench_does() -> None:
+    """bench/bench_cluster_plan.py's builders at 2000 nodes on 8 machines (its 10 000 on
+    20 is `make bench`'s cluster.plan_10k_*): every host on its router's machine, every
+    queue where its sender runs, loads within IMBALANCE of the shares, the hierarchy's cut
+    under the underlay's limit; the power-law graph's cut is far larger (refused when a
+    pair exceeds its limit, naming it)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_cluster_plan as b  # the bench's own builders, not a copy
+
+    inv = b.inventory(8)
+    unit, arcs = b.tiers(nodes=2000, core=8, aggregation=6, edge=20)
+    p = partition(unit, arcs, inv)
+    assert len(p.machine_of) == 2000 and set(p.machine_of.values()) == {m.name for m in
+                                                                         inv.machines}
+    for n, u in unit.items():
+        assert p.machine_of[n] == p.machine_of[u]
+    for d in arcs:
+        assert p.machine_of[d.emulated_by] == p.machine_of[d.src]
+    for m in inv.machines:
+        assert p.load_pps[m.name] <= p.share_pps[m.name] * (1 + IMBALANCE) + 1e-6
+    refuse_overloaded(p, arcs, inv)  # the hierarchy's cut fits
+    f = b.figures(unit, arcs, inv)
+    assert not f["refused"] and f["cut_max_over_limit"] < 0.5, f
+    assert f["crossing_fraction"] < 0.05, f
+    unit, arcs = b.ba(nodes=2000, routers=1000)
+    f = b.figures(unit, arcs, inv)
+    assert f["crossing_fraction"] > 0.2, f  # a power-law graph has no small cut
+    assert f["refused"] == (f["cut_max_over_limit"] > 1.0), f
