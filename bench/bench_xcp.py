@@ -14,6 +14,9 @@ XcpiNode::on_data: `xcpi_per_packet_ns` for a packet that crossed a cloud
 for one that did not (the I-block rewrite only), and their ratio to
 `per_packet_ns`. Target: <= 100 ns per packet as well.
 
+`fairness_per_packet_ns`: the XCP queue with the XCP-TCP fairness dropper on
+(seed 004, docs/protocol.md §6), and its difference from `per_packet_ns`.
+
 A figure whose benchmark failed or is missing is reported under "errors"
 with the reason (the benchmark's own SkipWithError message, or a binary that
 predates it); without `per_packet_ns` the module fails.
@@ -37,6 +40,7 @@ BENCHMARKS = {
     "BM_RedEnqueueDequeue": "red_per_packet",
     "BM_XcpiCloudOnData": "xcpi_per_packet",
     "BM_XcpiRewriteOnlyOnData": "xcpi_rewrite_only",
+    "BM_XcpFairnessEnqueueDequeue": "fairness_per_packet",
 }
 TARGET_NS = 100.0
 XCPI_TARGET_NS = 100.0
@@ -136,6 +140,13 @@ def summarize(report: dict) -> dict:
             "median CPU ns per enqueue+dequeue through the ixcp queue (seed 001): the same "
             "packets with the iXCP block, half of the 16 flows bottlenecked at this link "
             "(y0, matching sums, two pool sets, next_bottleneck_id)")
+    if "fairness_per_packet_ns" in figures:
+        figures["fairness_added_ns"] = round(
+            figures["fairness_per_packet_ns"] - figures["per_packet_ns"], 1)
+        figures["fairness_what"] = (
+            "median CPU ns per enqueue+dequeue through the xcp queue with tcp_fairness on "
+            "(seed 004): 16 XCP + 4 TCP flows, every packet inspected (two zombie tables, "
+            "draws from the port's seeded generator), p_drop updated per TCP packet")
     if "xcpi_rewrite_only_ns" in figures:
         figures["xcpi_rewrite_only_what"] = (
             "median CPU ns per XcpiNode::on_data of a packet that crossed no cloud "

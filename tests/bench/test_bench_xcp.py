@@ -23,7 +23,8 @@ def _error(name: str, message: str) -> dict:
 def _all(**override: float) -> list[dict]:
     ns = {"BM_XcpQdiscEnqueueDequeue": 25.0, "BM_DropTailEnqueueDequeue": 15.0,
           "BM_RedEnqueueDequeue": 19.0, "BM_XcpiCloudOnData": 20.0,
-          "BM_XcpiRewriteOnlyOnData": 4.0, "BM_IxcpQdiscEnqueueDequeue": 30.0}
+          "BM_XcpiRewriteOnlyOnData": 4.0, "BM_IxcpQdiscEnqueueDequeue": 30.0,
+          "BM_XcpFairnessEnqueueDequeue": 37.5}
     ns.update(override)
     return [_median(n, v) for n, v in ns.items()]
 
@@ -39,6 +40,16 @@ def test_every_figure_and_the_xcpi_ratio() -> None:
     assert xcp["xcpi_meets_target"] is True
     assert xcp["ixcp_per_packet_ns"] == 30.0
     assert xcp["ixcp_ratio_to_per_packet"] == pytest.approx(1.2)
+    assert xcp["fairness_per_packet_ns"] == 37.5
+    assert xcp["fairness_added_ns"] == pytest.approx(12.5)
+
+
+def test_a_binary_without_the_fairness_benchmark_says_so() -> None:
+    benchmarks = [b for b in _all() if b["run_name"] != "BM_XcpFairnessEnqueueDequeue"]
+    out = bench_xcp.summarize({"benchmarks": benchmarks})
+    assert out["xcp"]["per_packet_ns"] == 25.0
+    assert "fairness_added_ns" not in out["xcp"]
+    assert "BM_XcpFairnessEnqueueDequeue not in router_bench's output" in out["errors"]["bench_xcp"]
 
 
 def test_a_failed_xcpi_benchmark_keeps_the_others_and_says_why() -> None:
