@@ -68,7 +68,9 @@ def share_for(plan: Plan, machine: str = "local", router_mode: str = "engine",
         for ep in (link.a, link.b):
             itf = ifaces[(ep.node, link.id)]
             with_addr = roles[ep.node] == "host" or kernel
+            # plan.link_mtu: 1500, or less when the cluster backend reduced it for VXLAN
             ends.append(Iface(ns=netns[ep.node], name=ep.ifname, mac=ep.mac,
+                              mtu=plan.link_mtu,
                               addrs=(ep.ipv4,) if with_addr else (), alias=itf.alias))
         if link.a.node in mine and link.b.node in mine:
             share.veths.append(Veth(ends[0], ends[1]))

@@ -376,6 +376,10 @@ class Plan:
     format: int = PLAN_FORMAT
     captures: tuple[Capture, ...] = ()
     trial: Trial | None = None  # incremental-deployment trials only
+    # MTU of every emulated link (veths and tunnels, so every host's too): 1500, unless
+    # the cluster backend reduced it to fit VXLAN's 50 bytes into a 1500-byte underlay
+    # (inventory `vxlan_overhead: reduce_mtu`; orchestrator/cluster/vxlan.py)
+    link_mtu: int = 1500
 
     # -- lookups ---------------------------------------------------------
     def node(self, name: str) -> Node:

@@ -8,7 +8,7 @@ cross-item rules (unique names, unique addresses, key files that exist) live in
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -80,6 +80,11 @@ class Inventory(BaseModel):
     # when given, else ssh's own known_hosts decides.
     known_hosts: Annotated[str | None, Field(max_length=bounds.MAX_PATH_CHARS)] = None
     machines: Annotated[list[Machine], Field(min_length=1, max_length=bounds.MAX_MACHINES)]
+    # Who pays VXLAN's 50 bytes on a link crossing machines (orchestrator/cluster/vxlan.py):
+    # `underlay`: the underlay's MTU must be >= 1550, the emulated links keep 1500 (a
+    # narrower underlay is refused); `reduce_mtu`: every emulated link of a run with a
+    # crossing link gets the smallest crossing underlay MTU - 50, recorded in the plan.
+    vxlan_overhead: Literal["underlay", "reduce_mtu"] = "underlay"
 
     def machine(self, name: str) -> Machine:
         for m in self.machines:

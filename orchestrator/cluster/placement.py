@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from orchestrator.cluster.inventory import Inventory
+from orchestrator.cluster.vxlan import with_link_mtu
 from orchestrator.units import fmt_rate
 from xcplab_contract.errors import PlanError
 from xcplab_contract.plan import Plan
@@ -185,10 +186,12 @@ def refuse_overloaded(p: Placement, arcs: Sequence[Arc], inv: Inventory) -> None
 
 
 def place(plan: Plan, inv: Inventory) -> tuple[Plan, Placement]:
-    """The plan with every node's `machine` set, and what the placement costs; PlanError
-    naming each overloaded machine pair when the underlay cannot carry the cut."""
+    """The plan with every node's `machine` set (and its link MTU: vxlan.with_link_mtu),
+    and what the placement costs; PlanError naming each overloaded machine pair when the
+    underlay cannot carry the cut."""
     arcs = arcs_of(plan)
     p = partition(units_of(plan), arcs, inv)
     refuse_overloaded(p, arcs, inv)
     nodes = tuple(dataclasses.replace(n, machine=p.machine_of[n.name]) for n in plan.nodes)
-    return dataclasses.replace(plan, nodes=nodes), p
+    # the emulated MTU the crossing links' underlay allows (inventory vxlan_overhead)
+    return with_link_mtu(dataclasses.replace(plan, nodes=nodes), inv), p

@@ -18,15 +18,16 @@ from orchestrator.cluster.vxlan import tunnels
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec
 from xcplab_contract.errors import XcplabError
+from xcplab_contract.plan import Plan
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = str(ROOT / "experiments" / "quickstart.yaml")
 
 
-def _inventory(tmp_path: Path, mtu: int) -> Path:
+def _inventory(tmp_path: Path, mtu: int, overhead: str = "underlay") -> Path:
     (tmp_path / "k").write_text("key\n")
     path = tmp_path / "inv.yaml"
-    path.write_text("name: t\nmachines:\n" + "".join(
+    path.write_text(f"name: t\nvxlan_overhead: {overhead}\nmachines:\n" + "".join(
         f"  - {{name: m{i}, address: 10.0.0.{i + 1}, ssh: {{key: k}}, cores: 2, "
         f"nic_capacity: 10Gbps, mtu: {mtu}}}\n" for i in range(3)))
     return path
@@ -69,8 +70,38 @@ def test_backend_refuses_without_inventory_and_on_a_narrow_underlay(tmp_path: Pa
         ClusterBackend(tmp_path / "run", {})
     be = ClusterBackend(tmp_path / "run", {"inventory": str(_inventory(tmp_path, 1500))})
     plan = be.place(make_plan(load_spec(QUICKSTART), "narrow"))
-    with pytest.raises(XcplabError, match=r"underlay MTU 1500 cannot carry 1500-byte"):
+    with pytest.raises(XcplabError, match=r"underlay MTU 1500 cannot carry 1500-byte.*"
+                                          r"vxlan_overhead: reduce_mtu"):
         be.prepare(plan)
     with pytest.raises(XcplabError, match="not placed"):
         ClusterBackend(tmp_path / "run", {"inventory": str(_inventory(tmp_path, 9000))}
                        ).prepare(plan)
+
+
+def test_a_reduced_mtu_is_in_the_plan_and_on_every_interface(tmp_path: Path) -> None:
+    """vxlan_overhead: reduce_mtu on a 1500-byte underlay: the plan's links carry 1450,
+    every veth and tunnel end of every machine is built with it, each xcpperf sender's
+    segments fill it (1450 - 76 bytes of headers), and the backend accepts the plan."""
+    be = ClusterBackend(tmp_path / "run", {"inventory": str(_inventory(tmp_path, 1500,
+                                                                       "reduce_mtu"))})
+    plan = be.place(make_plan(load_spec(QUICKSTART), "reduced"))
+    assert plan.link_mtu == 1450
+    be.prepare(plan)  # no refusal: the tunnels fit
+    records = [dataclasses.asdict(t) for t in tunnels(plan, be.inv)]
+    assert records and {r["inner_mtu"] for r in records} == {1450}
+    for m in sorted({n.machine for n in plan.nodes}):
+        s = share_for(plan, m, "engine", records)
+        mtus = {i.mtu for v in s.veths for i in (v.a, v.b)} | {t.end.mtu for t in s.tunnels}
+        assert mtus == {1450}, (m, mtus)
+    xcp = [f for f in plan.flows if f.tool == "xcpperf"]
+    assert xcp and all(f.client_argv[f.client_argv.index("--mss") + 1] == "1374" for f in xcp)
+    assert [f for f in plan.flows if f.tool != "xcpperf" and "--mss" in f.client_argv] == []
+    # the round trip through plan.json keeps it (the agents read it there)
+    assert Plan.from_json(plan.to_json()).link_mtu == 1450
+
+
+def test_a_reduced_mtu_below_ipv4_minimum_is_refused(tmp_path: Path) -> None:
+    be = ClusterBackend(tmp_path / "run", {"inventory": str(_inventory(tmp_path, 600,
+                                                                       "reduce_mtu"))})
+    with pytest.raises(XcplabError, match=r"underlay MTU of 600 leaves 550 bytes.*>= 626"):
+        be.place(make_plan(load_spec(QUICKSTART), "tiny"))

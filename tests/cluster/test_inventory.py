@@ -116,3 +116,15 @@ def test_clock_estimate_uses_the_tightest_exchange() -> None:
         estimate([(10, 5, 5)])
     with pytest.raises(ValueError, match="no timestamp"):
         estimate([])
+
+
+def test_vxlan_overhead_is_one_of_two_choices(base: Path) -> None:
+    head = "name: lab\nvxlan_overhead: {}\n"
+    ok = parse_inventory(_inv(("m1", "10.0.0.1"), head=head.format("reduce_mtu")), "inv.yaml",
+                         base)
+    assert ok.vxlan_overhead == "reduce_mtu"
+    assert parse_inventory(_inv(("m1", "10.0.0.1")), "inv.yaml", base).vxlan_overhead == \
+        "underlay"
+    problems = _problems(_inv(("m1", "10.0.0.1"), head=head.format("shrink")), base)
+    assert problems == ["inv.yaml:2: vxlan_overhead: 'shrink' is not valid; valid: underlay "
+                        "or reduce_mtu"]

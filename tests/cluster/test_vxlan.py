@@ -19,25 +19,34 @@ from orchestrator.spec import load_spec
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("mtus, inner, choice", [
-    ((9000, 9000), 1500, "underlay MTU 9000 carries the 50-byte overhead"),
-    ((1550, 9000), 1500, "underlay MTU 1550 carries the 50-byte overhead"),
-    ((1500, 9000), 1450, "emulated MTU reduced to 1450 (underlay MTU 1500 - 50)"),
+REDUCED = ("emulated MTU reduced to 1450 on every link of the run (smallest crossing "
+           "underlay MTU 1500 - 50); this underlay's MTU 1500")
+
+
+@pytest.mark.parametrize("overhead, mtus, inner, choice, fits", [
+    ("underlay", (9000, 9000), 1500, "underlay MTU 9000 carries the 50-byte overhead", True),
+    ("underlay", (1550, 9000), 1500, "underlay MTU 1550 carries the 50-byte overhead", True),
+    ("underlay", (1500, 9000), 1500,  # refused by the backend's prepare
+     "underlay MTU 1500 cannot carry the 50-byte overhead over 1500", False),
+    ("reduce_mtu", (9000, 9000), 1500, "underlay MTU 9000 carries the 50-byte overhead",
+     True),
+    ("reduce_mtu", (1500, 9000), 1450, REDUCED, True),
 ])
-def test_mtu_choice_is_recorded(tmp_path: Path, mtus: tuple[int, int], inner: int,
-                                choice: str) -> None:
+def test_mtu_choice_is_recorded(tmp_path: Path, overhead: str, mtus: tuple[int, int],
+                                inner: int, choice: str, fits: bool) -> None:
     (tmp_path / "k").write_text("key\n")
-    inv = parse_inventory("name: t\nmachines:\n" + "".join(
+    inv = parse_inventory(f"name: t\nvxlan_overhead: {overhead}\nmachines:\n" + "".join(
         f"  - {{name: m{i}, address: 10.0.0.{i + 1}, ssh: {{key: k}}, cores: 2, "
         f"nic_capacity: 10Gbps, mtu: {mtu}}}\n" for i, mtu in enumerate(mtus)),
         "t.yaml", tmp_path)
     plan = make_plan(load_spec(str(ROOT / "experiments/deployment/tiers-trial.yaml")), "vx")
     placed, p = place(plan, inv)
+    assert placed.link_mtu == inner  # the plan says what every emulated link carries
     ts = tunnels(placed, inv)
     assert [t.link for t in ts] == list(p.crossing_links) and ts
     assert len({t.vni for t in ts}) == len(ts) and len({t.ifname for t in ts}) == len(ts)
     for t in ts:
-        assert (t.inner_mtu, t.mtu_choice) == (inner, choice)
+        assert (t.inner_mtu, t.mtu_choice, t.fits) == (inner, choice, fits)
         assert placed.run_tag in t.ifname and len(t.ifname) <= 15
         add_a, _up = t.commands(t.a_machine)
         assert add_a[add_a.index("local") + 1] == t.a_address

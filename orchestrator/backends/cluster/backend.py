@@ -48,7 +48,7 @@ from orchestrator.cluster.inventory import Inventory, Machine
 from orchestrator.cluster.load import load_inventory
 from orchestrator.cluster.placement import Placement, place
 from orchestrator.cluster.ssh import ssh_argv
-from orchestrator.cluster.vxlan import EMULATED_MTU, Tunnel, tunnels
+from orchestrator.cluster.vxlan import OVERHEAD, Tunnel, tunnels
 from xcplab_contract.agent import CleanResult, check_options
 from xcplab_contract.errors import BackendError, XcplabError
 from xcplab_contract.plan import Plan
@@ -118,16 +118,16 @@ class ClusterBackend(Backend):
             raise XcplabError(f"the {self.name} backend cannot run this plan: "
                               + "; ".join(refused))
         self._check_placed(plan)
-        narrow = [t for t in tunnels(plan, self.inv) if t.inner_mtu < EMULATED_MTU]
+        narrow = [t for t in tunnels(plan, self.inv) if not t.fits]
         if narrow:
             t = narrow[0]
             raise XcplabError(
                 f"link {t.link} crosses {t.a_machine} -> {t.b_machine}, whose underlay "
-                f"MTU {t.underlay_mtu} cannot carry {EMULATED_MTU}-byte emulated packets "
-                f"plus the 50-byte VXLAN overhead: give the underlay an MTU >= "
-                f"{EMULATED_MTU + 50} (jumbo frames) and say so in the inventory "
-                f"(machines[].mtu); a reduced emulated MTU is not supported "
-                f"({len(narrow)} link(s) affected)")
+                f"MTU {t.underlay_mtu} cannot carry {t.inner_mtu}-byte emulated packets "
+                f"plus the {OVERHEAD}-byte VXLAN overhead: give the underlay an MTU >= "
+                f"{t.inner_mtu + OVERHEAD} (jumbo frames) and say so in the inventory "
+                f"(machines[].mtu), or let the run reduce the emulated MTU to fit "
+                f"(inventory: vxlan_overhead: reduce_mtu) ({len(narrow)} link(s) affected)")
 
     def _machines(self, plan: Plan) -> list[Machine]:
         used = {n.machine for n in plan.nodes}
@@ -196,6 +196,8 @@ class ClusterBackend(Backend):
                           "share_pps": p.share_pps, "crossing_links": list(p.crossing_links),
                           "cut_bps": {f"{a}->{b}": v for (a, b), v in p.cut_bps.items()},
                           "limit_bps": {f"{a}->{b}": v for (a, b), v in p.limit_bps.items()}},
+            "link_mtu": self.plan.link_mtu if self.plan else None,
+            "vxlan_overhead": self.inv.vxlan_overhead,
             "tunnels": [{"link": t.link, "vni": t.vni, "name": t.ifname,
                          "ends": [t.a_machine, t.b_machine], "underlay_mtu": t.underlay_mtu,
                          "emulated_mtu": t.inner_mtu, "mtu_choice": t.mtu_choice}
