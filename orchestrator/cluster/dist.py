@@ -4,6 +4,8 @@
     bin/xcp-router, bin/xcpperf           the binaries `make build` made, without debug
                                           information (36 MB -> 1.2 MB: the copy and
                                           the checksums of every provisioning shrink)
+    bin/xcp-stackd, bin/libxcpsock_preload.so   the socket stack of `app:` flows
+                                          (docs/socket-stack.md), likewise stripped
     bin/xcplab-agent, bin/xcplab-agent-supervise   launcher and supervisor
                                           (cluster/ansible/roles/xcplab_agent/files)
     VERSION                               package version + hash of all of the above
@@ -26,7 +28,7 @@ from orchestrator import __version__
 from xcplab_contract import paths
 
 PACKAGES = ("xcplab_contract", "agents")
-BINARIES = ("xcp-router", "xcpperf")
+BINARIES = ("xcp-router", "xcpperf", "xcp-stackd", "libxcpsock_preload.so")
 SUFFIXES = (".py", ".json")
 ROLE_FILES = paths.REPO_ROOT / "cluster" / "ansible" / "roles" / "xcplab_agent" / "files"
 SCRIPTS = {"xcplab-agent": "xcplab-agent", "xcplab-agent-supervise": "xcplab-agent-supervise.py"}

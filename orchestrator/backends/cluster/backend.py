@@ -105,11 +105,16 @@ class ClusterBackend(Backend):
     @classmethod
     def unsupported(cls, plan: Plan) -> list[str]:
         apps = [f.id for f in plan.flows if f.tool == "app"]
-        # orchestrator/cluster/dist.py ships xcp-router and xcpperf, not the socket stack
+        # The bundle ships the socket stack (orchestrator/cluster/dist.py) and such a run
+        # completes (curl over http-over-xcp.yaml across two machines: 3.51 s, exit 0),
+        # but an app flow is measured by the agent that runs its client, from the stacks
+        # it has: the server's stack, on another machine, goes unread, and the data it
+        # sends with it (that run counted 84 bytes: curl's request)
         return limits_refusal(cls.name, plan) + ([
             f"flows.{apps[0]}.app" + (f" (and {len(apps) - 1} more)" if len(apps) > 1 else "")
-            + ": app flows need xcp-stackd and libxcpsock_preload.so on every machine, "
-              "which the cluster's distribution does not ship yet (run them with netns)"]
+            + ": an app flow is measured by the agent of its client host, which does not "
+              "see the server's socket stack on another machine (its data would go "
+              "uncounted); run app flows with netns"]
             if apps else [])
 
     def prepare(self, plan: Plan) -> None:
