@@ -149,7 +149,8 @@ def engine_rows(stats: dict[str, Any], dirs: list[PortDir], t_s: float,
                "drops_queue": drops.get("queue", 0), "drops_loss": drops.get("loss", 0),
                "drops_ttl": pdrops.get("ttl", 0), "drops_noroute": pdrops.get("no_route", 0),
                "drops_malformed": pdrops.get("malformed", 0),
-               "drops_link_down": drops.get("link_down", 0)}
+               "drops_link_down": drops.get("link_down", 0),
+               "busy_ns": link.get("busy_ns", "")}
         row.update(xcp_columns(link.get("qdisc")))
         rows.append(row)
         if extra is not None:

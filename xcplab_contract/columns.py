@@ -11,10 +11,12 @@ XCP_COLUMNS = ("xcp_d", "xcp_phi", "xcp_h", "xcp_y", "xcp_Q", "xcp_xi_p", "xcp_x
                "xcp_pos_pool", "xcp_neg_pool")
 
 COLUMNS: dict[str, tuple[str, ...]] = {
+    # link: busy_ns is the serialiser's cumulative busy time in emulated time (engine
+    # links only; empty where the writer has no serialiser of its own: kernel rows, ns-2).
     "link": ("t_s", "node", "port", "link", "capacity_bps", "tx_bytes", "tx_packets",
              "rx_bytes", "rx_packets", "rate_bps", "utilization", "queue_pkts", "queue_bytes",
              "drops_queue", "drops_loss", "drops_ttl", "drops_noroute", "drops_malformed",
-             "drops_link_down", *XCP_COLUMNS),
+             "drops_link_down", "busy_ns", *XCP_COLUMNS),
     "flow": ("t_s", "flow", "stream", "proto", "src", "dst", "bytes", "throughput_bps",
              "cwnd_bytes", "srtt_us", "retransmits", "timeouts", "feedback_bytes"),
     "event": ("t_s", "kind", "target", "detail"),

@@ -47,6 +47,10 @@ def all_intervals(samples: pd.DataFrame) -> pd.DataFrame:
         "qbytes_start": qbytes.groupby(samples["link"]).shift(),
         "qbytes_end": qbytes,
         "drops_queue": g["drops_queue"].diff(),
+        # seconds the serialiser was busy in the interval (emulated time; NaN where the
+        # writer has no serialiser of its own: kernel-forwarded rows, ns-2)
+        "busy_s": (g["busy_ns"].diff() / 1e9 if "busy_ns" in samples
+                   else pd.Series(math.nan, index=samples.index)),
     })
     # The first sample of a direction opens no interval; a counter that went backwards
     # (engine restart) says nothing about its interval (fidelity.check_counters reports it).

@@ -14,26 +14,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from xcplab_contract.columns import COLUMNS
 from xcplab_contract.errors import XcplabError
 
-LINK_COLUMNS = [
-    "t_s", "node", "port", "link", "capacity_bps", "tx_bytes", "tx_packets", "rx_bytes",
-    "rx_packets", "rate_bps", "utilization", "queue_pkts", "queue_bytes", "drops_queue",
-    "drops_loss", "drops_ttl", "drops_noroute", "drops_malformed", "drops_link_down",
-    "xcp_d", "xcp_phi", "xcp_h", "xcp_y", "xcp_Q", "xcp_xi_p", "xcp_xi_n", "xcp_pos_pool",
-    "xcp_neg_pool",
-]
-FLOW_COLUMNS = [
-    "t_s", "flow", "stream", "proto", "src", "dst", "bytes", "throughput_bps", "cwnd_bytes",
-    "srtt_us", "retransmits", "timeouts", "feedback_bytes",
-]
-EVENT_COLUMNS = ["t_s", "kind", "target", "detail"]
-ENGINE_COLUMNS = ["t_s", "node", "late_timers", "max_lateness_us", "cpu_s", "timers",
-                  "timers_late_1ms", "events", "events_late_1ms", "events_late_5ms",
-                  "max_event_lateness_us", "steal_s", "rx_socket_drops", "tx_errors",
-                  "rx_truncated", "arrival_stamps_clamped"]
-PROCS_COLUMNS = ["t_s", "proc", "flow", "kind", "tool", "pid", "cpu_s", "sched_wait_s",
-                 "sched_slices"]
+# The contract's layout (xcplab_contract/columns.py), one definition for writers and readers.
+LINK_COLUMNS = list(COLUMNS["link"])
+FLOW_COLUMNS = list(COLUMNS["flow"])
+EVENT_COLUMNS = list(COLUMNS["event"])
+ENGINE_COLUMNS = list(COLUMNS["engine"])
+PROCS_COLUMNS = list(COLUMNS["procs"])
 
 _TEXT_COLUMNS = {"node", "port", "link", "flow", "stream", "proto", "src", "dst", "kind",
                  "target", "detail", "proc", "tool"}

@@ -237,6 +237,28 @@ class RunContext:
                 lossy |= {d.name for d in dirs if d.link_id == str(e.get("target"))}
         return lossy
 
+    def delays_s(self) -> dict[str, float]:
+        """Each direction's longest propagation delay over the run (plan, then the
+        timeline's set_link changes, counted for both directions of their link)."""
+        out: dict[str, float] = {}
+        ids: dict[str, list[str]] = {}
+        for link in _dicts(self.plan.get("links")):
+            for side in ("a_to_b", "b_to_a"):
+                d = link.get(side)
+                if isinstance(d, dict) and isinstance(d.get("delay_us"), (int, float)):
+                    name = f"{d.get('src')}->{d.get('dst')}"
+                    out[name] = float(d["delay_us"]) / 1e6
+                    ids.setdefault(str(link.get("id")), []).append(name)
+        for e in self._timeline():
+            params = e.get("params")
+            if e.get("action") != "set_link" or not isinstance(params, dict):
+                continue
+            us = params.get("delay_us")
+            if isinstance(us, (int, float)):
+                for name in ids.get(str(e.get("target")), []):
+                    out[name] = max(out[name], float(us) / 1e6)
+        return out
+
     def link_down_expected(self) -> bool:
         """True when the timeline takes a link down (drops on a down link are then planned)."""
         for e in self._timeline():

@@ -99,7 +99,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_engine_evidence(m.engine, completed=status == "completed",
                                       has_routers=ctx.has_routers(), router_mode=router_mode,
                                       backend_kind=kind)
-    problems += check_link_rates(ld, th)
+    problems += check_link_rates(ld, th, ctx.delays_s())
     problems += check_counters(ld)
     problems += check_flow_rates(flows, {f: ctx.flow_path(f) for f in flows}, ld, th)
     engines = engine_stats(m.engine)

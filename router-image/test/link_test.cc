@@ -195,6 +195,25 @@ TEST(Link, BernoulliLossOnTheLinkWithinBound) {
   EXPECT_EQ(link.counters().out_packets, sink.got.size());
 }
 
+TEST(Link, BusyTimeCountsSerialisationOnlyAndThePartInProgress) {
+  xcp::FakeClock clock;
+  CollectingSink sink;
+  // 10 Mb/s: a 1500-byte frame serialises in 1.2 ms.
+  Link link(Rate::from_megabits_per_s(10), Duration::milliseconds(5), droptail(100), LossModel({}, 1), sink);
+  for (int i = 0; i < 3; ++i) link.offer(make_sized(1500), clock.now());
+  run_until(link, clock, Timestamp::zero() + Duration::milliseconds(10));
+  EXPECT_EQ(link.busy_time(clock.now()).ns(), 3'600'000);  // three frames, then idle
+  // Idle 10 ms, then one frame offered at 20 ms: half of it by 20.6 ms.
+  clock.set(Timestamp::zero() + Duration::milliseconds(20));
+  link.offer(make_sized(1500), clock.now());
+  EXPECT_EQ(link.busy_time(clock.now() + Duration::microseconds(600)).ns(), 4'200'000);
+  // Never beyond the frame's own end, whatever `now` is asked.
+  EXPECT_EQ(link.busy_time(clock.now() + Duration::seconds(1)).ns(), 4'800'000);
+  EXPECT_EQ(link.stats_json(clock.now())["busy_ns"], 3'600'000);
+  run_until(link, clock, Timestamp::zero() + Duration::milliseconds(30));
+  EXPECT_EQ(link.counters().busy.ns(), 4'800'000);
+}
+
 TEST(Link, StatsJsonNamesEveryCounter) {
   xcp::FakeClock clock;
   CollectingSink sink;

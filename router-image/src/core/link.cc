@@ -35,12 +35,14 @@ void Link::try_start(Timestamp t) {
   if (in_service_ || !up_ || qdisc_->packets() == 0) return;
   in_service_ = qdisc_->dequeue(t);
   if (!in_service_) return;
-  service_done_ = std::max(t, wire_free_) + capacity_.transfer_time(in_service_->wire_bytes());
+  service_start_ = std::max(t, wire_free_);
+  service_done_ = service_start_ + capacity_.transfer_time(in_service_->wire_bytes());
 }
 
 void Link::finish_serialising(Timestamp t) {
   // Packets never overtake each other, even right after a delay decrease.
   wire_free_ = t;
+  counters_.busy += t - service_start_;
   const Timestamp release = std::max(t + delay_, last_release_);
   last_release_ = release;
   delay_line_.push_back(InFlight{release, std::move(in_service_)});
@@ -119,7 +121,13 @@ void Link::set_up(bool up, Timestamp now) {
   if (up_) try_start(now);
 }
 
-nlohmann::json Link::stats_json() const {
+Duration Link::busy_time(Timestamp now) const {
+  if (!in_service_) return counters_.busy;
+  const Timestamp upto = std::min(std::max(now, last_event_), service_done_);
+  return counters_.busy + std::max(upto - service_start_, Duration::zero());
+}
+
+nlohmann::json Link::stats_json(Timestamp now) const {
   const QdiscCounters& qc = qdisc_->counters();
   const QueueLimit lim = qdisc_->limit();
   nlohmann::json j = {
@@ -148,6 +156,7 @@ nlohmann::json Link::stats_json() const {
         {"queue_fairness", qc.drops_fairness},
         {"loss", counters_.drops_loss},
         {"link_down", counters_.drops_link_down}}},
+      {"busy_ns", busy_time(now).ns()},
       {"late_events", counters_.late_events},
       {"max_lateness_us", counters_.lateness.max().us()},
   };

@@ -32,6 +32,12 @@ struct LinkCounters {
   uint64_t out_packets = 0, out_bytes = 0;  // left it (after loss)
   uint64_t drops_loss = 0;
   uint64_t drops_link_down = 0;
+  // Serialiser busy time of the packets that finished serialising (virtual
+  // time): the analysis takes intervals busy throughout as the ones in which
+  // the link must have sent at its capacity (fidelity.py), exactly, where queue
+  // snapshots can only guess (a queue seen non-empty at both ends of an
+  // interval may have drained and idled in between).
+  xcp::Duration busy{};
   // Events processed after their scheduled instant (emulation fidelity).
   uint64_t late_events = 0;
   xcp::LatenessHistogram lateness;  // every event, late or not; keeps the worst too
@@ -77,8 +83,13 @@ class Link {
   // Events later than this count as late (fidelity statistics).
   void set_lateness_threshold(xcp::Duration d) { lateness_threshold_ = d; }
 
-  // The `<link>` object of CONTROL.md's stats.
-  nlohmann::json stats_json() const;
+  // Serialiser busy time up to `now`: finished serialisations plus the part of
+  // the one in progress before `now` (never beyond the link's own clock).
+  xcp::Duration busy_time(xcp::Timestamp now) const;
+
+  // The `<link>` object of CONTROL.md's stats; `now` is the time up to which the
+  // link's events were processed (busy_ns counts to it).
+  nlohmann::json stats_json(xcp::Timestamp now = xcp::Timestamp::zero()) const;
 
  private:
   struct InFlight {
@@ -100,6 +111,7 @@ class Link {
 
   PacketPtr in_service_;
   xcp::Timestamp service_done_ = xcp::Timestamp::max();
+  xcp::Timestamp service_start_ = xcp::Timestamp::zero();
   // End of the last serialisation: a packet offered with an earlier virtual
   // time (handed over late by another link) still waits for the wire.
   xcp::Timestamp wire_free_ = xcp::Timestamp::zero();

@@ -334,8 +334,8 @@ nlohmann::json Router::stats_json(const std::function<void()>& between_ports) co
         {"xcp_shim_malformed", c.xcp_shim_malformed},
         {"icmp_echo_replies", c.icmp_echo_replies},
         {"icmp_time_exceeded", c.icmp_time_exceeded},
-        {"egress", port->egress->stats_json()},
-        {"ingress", port->ingress ? port->ingress->stats_json() : nlohmann::json(nullptr)},
+        {"egress", port->egress->stats_json(last_advance_)},
+        {"ingress", port->ingress ? port->ingress->stats_json(last_advance_) : nlohmann::json(nullptr)},
     };
   }
   nlohmann::json out = {{"ports", std::move(ports)}, {"xcp_address", ipv4_to_string(xcp_address_)}};

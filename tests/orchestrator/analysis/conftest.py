@@ -46,6 +46,9 @@ class Synth:
     with_link_csv: bool = True
     queue_bytes: int = 30000         # backlog from t = 2 s (20 packets)
     queue_drops_per_s: int = 0       # queue overflows from t = 2 s (drops_queue grows)
+    # The engine's serialiser busy time from t = 2 s as a fraction of time (busy_ns);
+    # None: a writer without the counter (kernel rows, ns-2, engines before it).
+    busy_fraction: float | None = None
     # Link events the engine ran (None: an engine that predates the counts) and
     # the shares of them late by more than 1 and 5 ms; the worst one.
     events_per_s: float | None = 20000.0
@@ -150,6 +153,9 @@ def write_run(root: Path, s: Synth) -> Path:
                        "drops_loss": s.drops_loss if t >= 5 else 0,
                        "drops_ttl": s.drops_ttl, "drops_noroute": 0, "drops_malformed": 0,
                        "drops_link_down": 0}
+                if s.busy_fraction is not None:
+                    before = min(t, 2.0) * f1_bytes(2.0) / 2.0 * 8 / CAP  # f1 alone
+                    row["busy_ns"] = int((before + s.busy_fraction * max(0.0, t - 2.0)) * 1e9)
                 if s.xcp:
                     row.update({"xcp_d": 0.04, "xcp_phi": 1000 - 100 * t, "xcp_h": 500,
                                 "xcp_pos_pool": 2e5, "xcp_neg_pool": 1e5})
