@@ -27,17 +27,17 @@ std::string_view to_string(ParseStatus s) {
 ParseResult parse_header(std::span<const uint8_t> b) {
   ParseResult r;
   if (b.size() < 4) return r;  // cannot even read the version: malformed
-  const uint8_t version = b[2] >> 4;
+  const uint8_t version = b[kOffsetVersionFormat] >> 4;
   if (version != kXcpVersion) {
     r.status = ParseStatus::kNotXcp;
     return r;
   }
   if (b.size() < kHeaderBaseLen) return r;
   XcpHeader& h = r.header;
-  h.next_protocol = b[0];
-  const uint8_t hdr_len = b[1];
-  const uint8_t format = b[2] & 0x0f;
-  h.flags = b[3];
+  h.next_protocol = b[kOffsetNextProtocol];
+  const uint8_t hdr_len = b[kOffsetHdrLen];
+  const uint8_t format = b[kOffsetVersionFormat] & 0x0f;
+  h.flags = b[kOffsetFlags];
   if (!known_format(format) || (h.flags & ~flags::kAllKnown) != 0) return r;
   h.format = static_cast<Format>(format);
   if (hdr_len != h.length() || b.size() < hdr_len) return r;
@@ -62,10 +62,10 @@ size_t write_header(const XcpHeader& h, std::span<uint8_t> out) {
   const size_t len = h.length();
   if (out.size() < len) return 0;
   uint8_t* p = out.data();
-  p[0] = h.next_protocol;
-  p[1] = static_cast<uint8_t>(len);
-  p[2] = static_cast<uint8_t>((kXcpVersion << 4) | (static_cast<uint8_t>(h.format) & 0x0f));
-  p[3] = h.flags & flags::kAllKnown;
+  p[kOffsetNextProtocol] = h.next_protocol;
+  p[kOffsetHdrLen] = static_cast<uint8_t>(len);
+  p[kOffsetVersionFormat] = static_cast<uint8_t>((kXcpVersion << 4) | (static_cast<uint8_t>(h.format) & 0x0f));
+  p[kOffsetFlags] = h.flags & flags::kAllKnown;
   store_be32(p + 4, h.cwnd_bytes);
   store_be32(p + 8, h.rtt_us);
   store_be32(p + 12, static_cast<uint32_t>(h.feedback_bytes));

@@ -90,6 +90,8 @@ int run_client(const Options& o) {
   std::vector<Stream> streams;
   streams.reserve(o.parallel);
   const uint16_t port0 = first_local_port(o, hs.clock.now());
+  // Ports port0 + i as uint16_t: past 65535 they wrap to 0.
+  hs.accept_ports(consecutive_ports(port0, o.parallel, 0));
   for (uint32_t i = 0; i < o.parallel; ++i) {
     auto app = std::make_unique<ClientStream>(o.verify, o.bytes);
     const FlowKey key{o.host_addr, static_cast<uint16_t>(port0 + i), o.port};
@@ -226,7 +228,8 @@ int run_client(const Options& o) {
                         {"sender_loss_recovery", std::string(to_string(o.loss_recovery))},
                         {"verify", !o.verify ? "off" : (verify_failed ? "mismatch" : "ok")},
                         {"interrupted", interrupted},
-                        {"tx_errors", hs.tx.stats().errors}};
+                        {"tx_errors", hs.tx.stats().errors},
+                        {"rx", hs.rx_report()}};
   rep.end(end);
   if (!failure.empty()) {
     rep.error(failure);

@@ -59,13 +59,26 @@ ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
 }
 
 HostStack::HostStack(const Options& o)
-    : sock(socket_config(o)), tx(sock), rx(sock), ep(tx), loop(clock, sock, ep, tx, rx) {
+    : sock(socket_config(o)), tx(sock), rx(sock), ep(tx), loop(clock, sock, ep, tx, rx), port_filter_(o.port_filter) {
   if (!o.xcpi_receiver_cloud.is_zero()) {
     ReceiverXcpiConfig c;
     c.path_capacity = o.xcpi_receiver_cloud;
     xcpi = std::make_unique<ReceiverXcpi>(c, tx);
     loop.set_receiver_xcpi(xcpi.get());
   }
+}
+
+void HostStack::accept_ports(std::span<const PortRange> ports) {
+  if (!port_filter_ || xcpi) return;
+  sock.set_port_filter(ports);
+}
+
+nlohmann::json HostStack::rx_report() const {
+  const auto drops = sock.kernel_drops();
+  return {{"packets", rx.stats().packets},
+          {"not_ours", ep.stats().not_ours},
+          {"port_filter", sock.filtered()},
+          {"socket_drops", drops ? nlohmann::json(*drops) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace xcphost

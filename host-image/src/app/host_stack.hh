@@ -3,6 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <span>
+
+#include <nlohmann/json.hpp>
 
 #include "app/io_loop.hh"
 #include "app/options.hh"
@@ -23,6 +26,14 @@ uint32_t local_address_towards(uint32_t dst);
 
 struct HostStack {
   explicit HostStack(const Options& o);
+  // From now on the kernel queues only segments to these local ports (and
+  // XCP-i control messages): RawSocket::set_port_filter. Not with
+  // --no-port-filter, nor with the XCP-i receiver duty, whose virtual router
+  // models the host's whole arrival from the cloud, every process's flows.
+  void accept_ports(std::span<const PortRange> ports);
+  // The end report's receive-side counters: packets taken from the socket,
+  // packets for ports this process does not own, kernel drops (buffer full).
+  nlohmann::json rx_report() const;
   xcp::MonotonicClock clock;
   RawSocket sock;
   TxBatch tx;
@@ -31,6 +42,9 @@ struct HostStack {
   // The XCP-i receiver duty (--xcpi-receiver-cloud), else null.
   std::unique_ptr<ReceiverXcpi> xcpi;
   IoLoop loop;
+
+ private:
+  bool port_filter_;
 };
 
 }  // namespace xcphost

@@ -81,6 +81,7 @@ int run_objects_client(const Options& o) {
   pc.remote_addr = o.host_addr;
   pc.remote_port = o.port;
   pc.first_local_port = first_port(o, hs.clock.now());
+  hs.accept_ports(consecutive_ports(pc.first_local_port, o.objects.size(), 32768));  // ObjectPlayer::local_port
   pc.verify = o.verify;
   uint64_t total_bytes = 0;
   for (const auto& ob : o.objects) total_bytes += ob.bytes;
@@ -166,7 +167,8 @@ int run_objects_client(const Options& o) {
            {"verify", o.verify ? (mismatched > 0 ? "mismatch" : "ok") : "off"},
            {"sender_cc", std::string(to_string(o.cc))},
            {"interrupted", interrupted},
-           {"tx_errors", hs.tx.stats().errors}});
+           {"tx_errors", hs.tx.stats().errors},
+           {"rx", hs.rx_report()}});
   // Congested objects that fail are results; a server that never answers,
   // or bytes that arrive altered, are errors of the test itself.
   if (mismatched > 0) {

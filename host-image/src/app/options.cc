@@ -69,6 +69,8 @@ std::string_view usage_text() {
          "                          XCP-i router; RATE: the cloud path's capacity in bit/s (oracle)\n"
          "      --ixcp-link-id ID   send the iXCP block, starting from this access-link id\n"
          "      --install-icmp-filter  add the nft rule dropping ICMP protocol-unreachable\n"
+         "      --no-port-filter    receive every XCP packet of the host, not only those to our ports\n"
+         "                          (the kernel socket filter is off; for comparisons)\n"
          "      --title TEXT        label copied into the JSON output\n"
          "      --objects SPEC      client: one connection per object, START_S:BYTES[,...] or @FILE;\n"
          "                          reports each object's completion time (-t: the schedule's deadline)\n"
@@ -154,6 +156,8 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       o.one_off = true;
     } else if (a == "--install-icmp-filter") {
       o.install_icmp_filter = true;
+    } else if (a == "--no-port-filter") {
+      o.port_filter = false;
     } else if (a == "--no-delayed-ack") {
       o.delayed_ack = false;
     } else if (a == "--rto-backoff") {

@@ -40,6 +40,8 @@ struct Options {
   bool json_stream = false;
   bool one_off = false;
   bool install_icmp_filter = false;
+  // Attach the kernel filter: only segments to our ports (io/raw_socket.hh).
+  bool port_filter = true;
   bool delayed_ack = true;
   bool rto_backoff_until_new_data = false;  // --rto-backoff new-data
   bool xcp_feedback_new_acks_only = false;  // --xcp-feedback new-acks

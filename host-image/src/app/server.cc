@@ -60,6 +60,8 @@ int run_server(const Options& o) {
   std::map<Connection*, std::pair<FlowKey, std::unique_ptr<ServerStream>>> streams;
   uint64_t accepted = 0;
   bool any_mismatch = false;
+  const PortRange listening{o.port, o.port};
+  hs.accept_ports(std::span(&listening, 1));
   hs.ep.listen(o.port, cfg, [&](Connection& c) {
     auto s = std::make_unique<ServerStream>(hs.clock.now());
     ServerStream* raw = s.get();
@@ -92,6 +94,8 @@ int run_server(const Options& o) {
     const nlohmann::json j = {{"event", "xcpi_receiver"}, {"data", hs.xcpi->report()}};
     std::fprintf(o.json || o.json_stream ? stdout : stderr, "%s\n", j.dump().c_str());
   }
+  // Receive-side counters (kernel drops: starvation), for the server's log.
+  std::fprintf(stderr, "%s\n", nlohmann::json({{"event", "rx"}, {"data", hs.rx_report()}}).dump().c_str());
   return any_mismatch ? kExitVerifyFailed : kExitOk;
 }
 

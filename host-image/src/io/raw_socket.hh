@@ -3,10 +3,23 @@
 // hands every received protocol-253 packet (IPv4 header included) to every
 // such socket on the host, so several processes can each own one and
 // demultiplex by port.
+//
+// Without a filter every process on a host receives (and wakes up for, and
+// copies, and parses) a copy of every XCP packet of the host: with tens of
+// xcpperf processes on one host that alone starves them. set_port_filter()
+// attaches a classic BPF program (SO_ATTACH_FILTER) so the kernel queues only
+// the segments whose destination port the process owns, plus every Format 3
+// (XCP-i control) message; the rest is dropped in the kernel before it is
+// queued or copied.
 #pragma once
+
+#include <linux/filter.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
 
 #include "xcp/fd.hh"
 
@@ -20,6 +33,32 @@ struct RawSocketConfig {
   uint8_t ttl = 0;
 };
 
+// Inclusive range of transport ports (first <= last).
+struct PortRange {
+  uint16_t first = 0;
+  uint16_t last = 0;
+  bool operator==(const PortRange&) const = default;
+};
+
+// Bound on the ranges of one filter (2 BPF instructions each; jump offsets
+// are 8 bits). A process needs one or two (a client's contiguous ports, a
+// wrapped range), a server one.
+inline constexpr size_t kMaxFilterPortRanges = 32;
+
+// The classic BPF program set_port_filter() attaches, offsets from the IPv4
+// header (what a raw IPv4 socket's filter sees). Accepts a packet when the
+// shim is version 4 format 3 (control), or when its next_protocol is the
+// transport and the segment's destination port — found after IHL*4 bytes of
+// IP header and hdr_len bytes of shim, so the XCP-i and iXCP blocks are
+// skipped — is in one of `ranges`. Anything shorter than what it reads is
+// dropped by the kernel. Throws std::invalid_argument on no ranges, too many,
+// or first > last.
+std::vector<sock_filter> port_filter_program(std::span<const PortRange> ranges);
+
+// The ranges covering `count` consecutive ports from `first` that wrap from
+// 65535 to `wrap_to` (the client's and the object player's port choice).
+std::vector<PortRange> consecutive_ports(uint16_t first, size_t count, uint16_t wrap_to);
+
 class RawSocket {
  public:
   explicit RawSocket(const RawSocketConfig& cfg);
@@ -28,10 +67,21 @@ class RawSocket {
   int send_buffer_bytes() const { return sndbuf_; }
   int receive_buffer_bytes() const { return rcvbuf_; }
 
+  // Attaches (or replaces) the kernel filter: see port_filter_program().
+  // Packets queued before the call stay queued.
+  void set_port_filter(std::span<const PortRange> ranges);
+  bool filtered() const { return filtered_; }
+
+  // Packets the kernel dropped on this socket because its receive buffer was
+  // full (sk_drops, /proc/net/raw's "drops" column for this socket's inode);
+  // nullopt when that cannot be read. Packets the filter rejects are not drops.
+  std::optional<uint64_t> kernel_drops() const;
+
  private:
   xcp::FileDescriptor fd_;
   int sndbuf_ = 0;
   int rcvbuf_ = 0;
+  bool filtered_ = false;
 };
 
 }  // namespace xcphost

@@ -31,8 +31,8 @@ size_t write_segment_header(const SegmentHeader& h, std::span<uint8_t> out) {
   const size_t len = h.length();
   if (h.sack_count > kMaxSackBlocks || out.size() < len) return 0;
   uint8_t* p = out.data();
-  put16(p, h.src_port);
-  put16(p + 2, h.dst_port);
+  put16(p + kSegmentSrcPortOffset, h.src_port);
+  put16(p + kSegmentDstPortOffset, h.dst_port);
   put64(p + 4, h.seq);
   put64(p + 12, h.ack);
   p[20] = h.flags & seg_flags::kAllKnown;
@@ -52,8 +52,8 @@ std::optional<SegmentHeader> parse_segment_header(std::span<const uint8_t> b) {
   if (b.size() < kSegmentBaseLen) return std::nullopt;
   const uint8_t* p = b.data();
   SegmentHeader h;
-  h.src_port = get16(p);
-  h.dst_port = get16(p + 2);
+  h.src_port = get16(p + kSegmentSrcPortOffset);
+  h.dst_port = get16(p + kSegmentDstPortOffset);
   h.seq = get64(p + 4);
   h.ack = get64(p + 12);
   h.flags = p[20];

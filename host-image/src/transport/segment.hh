@@ -32,6 +32,9 @@ namespace xcphost {
 inline constexpr uint8_t kNextProtoTransport = 254;
 
 inline constexpr size_t kSegmentBaseLen = 36;
+// Byte offsets of the ports (also read by the kernel socket filter, io/raw_socket.cc).
+inline constexpr size_t kSegmentSrcPortOffset = 0;
+inline constexpr size_t kSegmentDstPortOffset = 2;
 inline constexpr size_t kSackBlockLen = 16;
 inline constexpr size_t kMaxSackBlocks = 4;
 

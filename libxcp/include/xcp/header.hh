@@ -29,6 +29,13 @@ inline constexpr size_t kXcpiBlockLen = 8;
 inline constexpr size_t kIxcpBlockLen = 8;
 inline constexpr size_t kHeaderMaxLen = kHeaderBaseLen + kXcpiBlockLen + kIxcpBlockLen;
 
+// Byte offsets of word 0's fields, for code that reads the shim without
+// parse_header (the host's kernel socket filter, io/raw_socket.cc).
+inline constexpr size_t kOffsetNextProtocol = 0;
+inline constexpr size_t kOffsetHdrLen = 1;
+inline constexpr size_t kOffsetVersionFormat = 2;  // version << 4 | format
+inline constexpr size_t kOffsetFlags = 3;
+
 enum class Format : uint8_t {
   kStandard = 1,  // data; routers process it
   kMinimal = 2,   // pure ACK; routers never modify it
