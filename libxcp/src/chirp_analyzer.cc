@@ -1,8 +1,8 @@
-#include "xcpi/chirp_analyzer.hh"
+#include "xcp/chirp_analyzer.hh"
 
 #include <algorithm>
 
-namespace xcprouter {
+namespace xcp {
 
 namespace {
 
@@ -191,4 +191,4 @@ std::optional<xcp::Rate> ChirpAnalyzer::estimate(std::span<const Sample> s,
   return std::min(xcp::Rate::from_bytes_per_s(num / den), config.high_rate);
 }
 
-}  // namespace xcprouter
+}  // namespace xcp

@@ -1,10 +1,10 @@
-#include "xcpi/chirp_estimator.hh"
+#include "xcp/chirp_estimator.hh"
 
 #include <algorithm>
 #include <numeric>
 #include <vector>
 
-namespace xcprouter {
+namespace xcp {
 
 ChirpEstimator::ChirpEstimator(const ChirpConfig& config)
     : config_(config), analyzer_(config) {}
@@ -57,4 +57,4 @@ void ChirpEstimator::reset() {
   chirps_unusable_ = 0;
 }
 
-}  // namespace xcprouter
+}  // namespace xcp

@@ -1,8 +1,8 @@
-#include "xcpi/chirp_schedule.hh"
+#include "xcp/chirp_schedule.hh"
 
 #include <cmath>
 
-namespace xcprouter {
+namespace xcp {
 
 namespace {
 
@@ -40,4 +40,4 @@ std::vector<xcp::Duration> ChirpSchedule::dithered_offsets(double u) const {
   return make_offsets(config_, std::pow(config_.spread_factor, -u));
 }
 
-}  // namespace xcprouter
+}  // namespace xcp

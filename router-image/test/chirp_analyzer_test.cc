@@ -1,14 +1,14 @@
 // Chirp analysis on synthetic queueing delays (a fluid queue, flat paths,
 // bumps) and the reassembly rules: loss, reordering, duplicates, timeouts,
 // bounded memory, stale probes.
-#include "xcpi/chirp_analyzer.hh"
+#include "xcp/chirp_analyzer.hh"
 
 #include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
 
-#include "xcpi/chirp_schedule.hh"
+#include "xcp/chirp_schedule.hh"
 
 namespace xcprouter {
 namespace {

@@ -1,4 +1,4 @@
-#include "xcpi/chirp_estimator.hh"
+#include "xcp/chirp_estimator.hh"
 
 #include <gtest/gtest.h>
 

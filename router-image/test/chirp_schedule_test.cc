@@ -1,4 +1,4 @@
-#include "xcpi/chirp_schedule.hh"
+#include "xcp/chirp_schedule.hh"
 
 #include <cmath>
 #include <stdexcept>

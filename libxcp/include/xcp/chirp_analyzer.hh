@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "xcp/units.hh"
-#include "xcpi/chirp_config.hh"
+#include "xcp/chirp_config.hh"
 
-namespace xcprouter {
+namespace xcp {
 
 // One probe as R received it.
 struct ChirpProbe {
@@ -110,4 +110,13 @@ class ChirpAnalyzer {
   ChirpAnalyzerCounters counters_;
 };
 
+}  // namespace xcp
+
+// The engine (namespace xcprouter) names these unqualified; they live here so the
+// receiver host's virtual router (host-image/src/xcpi/) runs the same estimator.
+namespace xcprouter {
+using xcp::ChirpProbe;
+using xcp::ChirpResult;
+using xcp::ChirpAnalyzerCounters;
+using xcp::ChirpAnalyzer;
 }  // namespace xcprouter

@@ -1,6 +1,6 @@
 // Parameters of the chirp (pathChirp, Ribeiro et al., PAM 2003) available-
 // bandwidth estimator an XCP-i router R runs on probes from an upstream U
-// (XCPI_ESTIMATOR.md). One struct for sender and receiver: both sides must
+// (router-image/XCPI_ESTIMATOR.md). One struct for sender and receiver: both sides must
 // agree on packet size and rate range; the receiver alone uses the
 // excursion and smoothing fields.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "xcp/units.hh"
 
-namespace xcprouter {
+namespace xcp {
 
 enum class ChirpSmoothing : uint8_t {
   kMean,    // pathChirp's own choice: unbiased when the cross traffic is on-off
@@ -140,4 +140,11 @@ struct ChirpConfig {
   static constexpr uint32_t kMaxPackets = 1000;
 };
 
+}  // namespace xcp
+
+// The engine (namespace xcprouter) names these unqualified; they live here so the
+// receiver host's virtual router (host-image/src/xcpi/) runs the same estimator.
+namespace xcprouter {
+using xcp::ChirpSmoothing;
+using xcp::ChirpConfig;
 }  // namespace xcprouter

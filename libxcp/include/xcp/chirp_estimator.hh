@@ -14,10 +14,10 @@
 #include <optional>
 
 #include "xcp/units.hh"
-#include "xcpi/chirp_analyzer.hh"
-#include "xcpi/chirp_config.hh"
+#include "xcp/chirp_analyzer.hh"
+#include "xcp/chirp_config.hh"
 
-namespace xcprouter {
+namespace xcp {
 
 class ChirpEstimator {
  public:
@@ -56,4 +56,10 @@ class ChirpEstimator {
   uint64_t chirps_unusable_ = 0;
 };
 
+}  // namespace xcp
+
+// The engine (namespace xcprouter) names these unqualified; they live here so the
+// receiver host's virtual router (host-image/src/xcpi/) runs the same estimator.
+namespace xcprouter {
+using xcp::ChirpEstimator;
 }  // namespace xcprouter

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "xcp/units.hh"
-#include "xcpi/chirp_config.hh"
+#include "xcp/chirp_config.hh"
 
-namespace xcprouter {
+namespace xcp {
 
 class ChirpSchedule {
  public:
@@ -41,4 +41,10 @@ class ChirpSchedule {
   std::vector<xcp::Duration> offsets_;
 };
 
+}  // namespace xcp
+
+// The engine (namespace xcprouter) names these unqualified; they live here so the
+// receiver host's virtual router (host-image/src/xcpi/) runs the same estimator.
+namespace xcprouter {
+using xcp::ChirpSchedule;
 }  // namespace xcprouter

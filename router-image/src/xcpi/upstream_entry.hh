@@ -13,7 +13,7 @@
 #include "xcp/spare_bandwidth.hh"
 #include "xcp/units.hh"
 #include "xcp/xcp_controller.hh"
-#include "xcpi/chirp_estimator.hh"
+#include "xcp/chirp_estimator.hh"
 #include "xcp/estimation_session.hh"
 #include "xcpi/xcpi_config.hh"
 #include "xcpi/oracle_source.hh"

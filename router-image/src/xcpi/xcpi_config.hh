@@ -9,7 +9,7 @@
 
 #include "xcp/estimation_session.hh"
 #include "xcp/units.hh"
-#include "xcpi/chirp_config.hh"
+#include "xcp/chirp_config.hh"
 
 namespace xcprouter {
 

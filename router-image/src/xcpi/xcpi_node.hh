@@ -27,7 +27,7 @@
 #include "xcp/control_message.hh"
 #include "xcp/uniform_rng.hh"
 #include "xcp/xcp_params.hh"
-#include "xcpi/chirp_schedule.hh"
+#include "xcp/chirp_schedule.hh"
 #include "xcpi/upstream_entry.hh"
 #include "xcpi/xcpi_config.hh"
 

@@ -14,8 +14,8 @@
 
 #include "xcp/uniform_rng.hh"
 #include "xcp/units.hh"
-#include "xcpi/chirp_estimator.hh"
-#include "xcpi/chirp_schedule.hh"
+#include "xcp/chirp_estimator.hh"
+#include "xcp/chirp_schedule.hh"
 
 namespace xcprouter::sim {
 
