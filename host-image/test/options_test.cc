@@ -83,6 +83,22 @@ TEST(Options, XcpiReceiverCloudTakesABoundedCapacity) {
   }
 }
 
+// The chirp estimator's duty takes H (the access link), bounded; one estimator.
+TEST(Options, XcpiReceiverChirpTakesABoundedRateAndExcludesTheCapacityOracle) {
+  const auto ok = parse({"-s", "--xcpi-receiver-chirp", "80M"});
+  ASSERT_TRUE(std::holds_alternative<Options>(ok));
+  EXPECT_DOUBLE_EQ(std::get<Options>(ok).xcpi_receiver_chirp.bits_per_s(), 80e6);
+  EXPECT_TRUE(std::get<Options>(ok).xcpi_receiver_cloud.is_zero());
+  for (const char* bad : {"0", "99K", "200G", "x"}) {
+    const auto r = parse({"-s", "--xcpi-receiver-chirp", bad});
+    ASSERT_TRUE(std::holds_alternative<std::string>(r)) << bad;
+    EXPECT_NE(std::get<std::string>(r).find("--xcpi-receiver-chirp"), std::string::npos) << bad;
+  }
+  const auto both = parse({"-s", "--xcpi-receiver-chirp", "80M", "--xcpi-receiver-cloud", "30M"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(both));
+  EXPECT_NE(std::get<std::string>(both).find("mutually exclusive"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace xcphost
 

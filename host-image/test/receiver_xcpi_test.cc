@@ -11,6 +11,7 @@
 #include "sim_network.hh"
 #include "stream_apps.hh"
 #include "transport/segment.hh"
+#include "xcp/chirp_schedule.hh"
 #include "xcp/control_message.hh"
 #include "xcpi/cloud_delay.hh"
 #include "xcpi/receiver_xcpi.hh"
@@ -269,6 +270,160 @@ TEST(ReceiverXcpi, IdleEntriesExpireAndTheTableIsBounded) {
   EXPECT_EQ(r.entries(), 0u);
   EXPECT_EQ(r.counters().expired, 2u);
   EXPECT_EQ(r.next_deadline(), Timestamp::max());
+}
+
+// --- the chirp estimator at the receiver (receiver as R of the probing) -----
+
+ReceiverXcpiConfig config_chirp_80mbps() {
+  ReceiverXcpiConfig c;
+  c.estimator = ReceiverEstimator::kChirp;
+  c.chirp_high_rate = xcp::Rate::from_bits_per_s(80e6);
+  return c;
+}
+
+// U's chirps as they reach us across a FIFO link of `rate` (10 ms one way,
+// no cross traffic): one probe of `bytes` on the wire leaves the link P/C
+// after the later of its send time and the previous probe's departure.
+struct ChirpPath {
+  xcp::ChirpSchedule schedule;
+  double rate_bps;
+  Timestamp link_free = Timestamp::zero();
+  // Feeds chirp `id` sent from `start` (U's clock = ours + 7 s: offsets cancel)
+  // to `r`; returns the last arrival.
+  Timestamp send(ReceiverXcpi& r, uint32_t session, uint32_t id, Timestamp start) {
+    const uint32_t bytes = schedule.config().packet_bytes;
+    const Duration serial = Duration::nanoseconds(static_cast<int64_t>(bytes * 8 / rate_bps * 1e9));
+    Timestamp arrival{};
+    for (uint32_t k = 0; k < schedule.packets(); ++k) {
+      const Timestamp sent = start + schedule.offsets()[k];
+      link_free = std::max(link_free, sent) + serial;
+      arrival = link_free + Duration::milliseconds(10);
+      std::vector<uint8_t> b(bytes - 20);
+      const xcp::ControlMessage m{xcp::ControlType::kProbe, session, id,
+                                  xcp::ControlMessage::probe_aux(static_cast<uint16_t>(k),
+                                                                 static_cast<uint16_t>(schedule.packets())),
+                                  static_cast<uint64_t>((sent + Duration::seconds(7.0)).ns())};
+      xcp::write_control(m, b);
+      // The loop's clock runs late (a batch): the kernel stamp is what counts.
+      EXPECT_TRUE(r.on_packet(kU, 60, b, 20, arrival + Duration::milliseconds(3), arrival));
+    }
+    return arrival;
+  }
+};
+
+TEST(ReceiverXcpi, ChirpEstimatorAsksUForChirpsAndTakesCapacityFromThem) {
+  RecordingWriter w;
+  ReceiverXcpi r(config_chirp_80mbps(), w);
+  auto p = data_packet(63, kU, 1 << 30);
+  r.on_packet(kSender, 61, p, 20, at_ms(0));
+  const auto req = w.control(0);
+  ASSERT_TRUE(req);
+  EXPECT_EQ(req->aux, 8u);                        // chirps per request
+  EXPECT_EQ(req->value, static_cast<uint64_t>(80e6));  // H: U probes up to our access link
+  auto ack = ack_for(*req);
+  EXPECT_TRUE(r.on_packet(kU, 60, ack, 20, at_ms(20)));
+  auto before = data_packet(63, kU, 1 << 30);
+  r.on_packet(kSender, 61, before, 20, at_ms(25));
+  EXPECT_EQ(feedback_of(before), 1 << 30);  // acknowledged, but no chirp yet: V stays out
+  EXPECT_EQ(r.counters().no_estimate, 2u);
+
+  // The cloud's tight link: 30 Mb/s, idle. Chirps every period (100 ms at
+  // 80 Mb/s and 2 %), ids as U numbers them (request seq x 1000 + k).
+  ChirpPath path{xcp::ChirpSchedule(xcp::ChirpConfig{}.for_rate(xcp::Rate::from_bits_per_s(80e6), 0.02)), 30e6};
+  const Duration period = path.schedule.config().chirp_period;
+  EXPECT_NEAR(period.seconds_f(), 0.100, 0.001);  // 20 probes x 1000 B at 2 % of 80 Mb/s
+  Timestamp start = at_ms(30);
+  Timestamp last{};
+  for (uint32_t k = 0; k < 2; ++k, start += period) last = path.send(r, req->session, req->seq * 1000 + k, start);
+  EXPECT_EQ(r.counters().estimates, 0u);  // two chirps: min_chirps is 3
+  for (uint32_t k = 2; k < 8; ++k, start += period) last = path.send(r, req->session, req->seq * 1000 + k, start);
+  EXPECT_EQ(r.counters().probes, 8u * path.schedule.packets());
+  EXPECT_EQ(r.counters().probe_bytes, 8u * path.schedule.packets() * 1000u);
+  EXPECT_EQ(r.counters().estimates, 6u);  // one per chirp from the third on
+  const auto* e = r.entry(kU);
+  ASSERT_TRUE(e->estimate_at);
+  // A = 30 Mb/s (y = 0: no V interval ran with data): within one grid step.
+  EXPECT_NEAR(e->estimate_bps, 30e6, 0.2 * 30e6);
+  EXPECT_NEAR(e->v.spare().capacity_for_upstream() * 8, 30e6, 0.2 * 30e6);
+  const nlohmann::json rep = r.report();
+  EXPECT_EQ(rep["estimator"], "chirp");
+  EXPECT_EQ(rep["upstreams"]["10.0.1.1"]["chirps"], 8);
+  EXPECT_NEAR(rep["upstreams"]["10.0.1.1"]["estimate_bps"].get<double>(), e->estimate_bps, 1e-6);
+
+  // With the estimate, V lowers the sender's request (S = C_U - y > 0 but far
+  // below 2^30 bytes of window).
+  Timestamp t = last + Duration::milliseconds(1);
+  int lowered = 0;
+  for (int i = 0; i < 200; ++i, t += Duration::microseconds(592)) {
+    r.advance(t);
+    auto d = data_packet(63, kU, 1 << 30);
+    r.on_packet(kSender, 61, d, 20, t);
+    if (feedback_of(d) < (1 << 30)) ++lowered;
+  }
+  EXPECT_EQ(lowered, 200);
+  // A probe naming no session of ours is consumed and counted.
+  std::vector<uint8_t> stray(980);
+  xcp::write_control({xcp::ControlType::kProbe, req->session + 1, 5, xcp::ControlMessage::probe_aux(0, 21), 0}, stray);
+  EXPECT_TRUE(r.on_packet(kU, 60, stray, 20, t));
+  EXPECT_EQ(r.counters().probes_unknown, 1u);
+  // No chirp for longer than estimate_max_age (3 s): V stands aside again.
+  const Timestamp stale = *e->estimate_at + Duration::seconds(3.1);
+  auto late = data_packet(63, kU, 1 << 30);
+  const uint64_t no_est = r.counters().no_estimate;
+  r.on_packet(kSender, 61, late, 20, stale);
+  EXPECT_EQ(feedback_of(late), 1 << 30);
+  EXPECT_EQ(r.counters().no_estimate, no_est + 1);
+}
+
+TEST(ReceiverXcpi, ChirpEstimatorReadsTheCrossTrafficsShareAsLessCapacity) {
+  // The same cloud link with 20 of its 30 Mb/s taken by CBR cross traffic
+  // (1000-byte packets, FIFO with the probes): A = 10 Mb/s.
+  RecordingWriter w;
+  ReceiverXcpi r(config_chirp_80mbps(), w);
+  auto p = data_packet(63, kU, 1 << 30);
+  r.on_packet(kSender, 61, p, 20, at_ms(0));
+  const auto req = *w.control(0);
+  auto ack = ack_for(req);
+  r.on_packet(kU, 60, ack, 20, at_ms(20));
+  const xcp::ChirpConfig cfg = xcp::ChirpConfig{}.for_rate(xcp::Rate::from_bits_per_s(80e6), 0.02);
+  const xcp::ChirpSchedule sched(cfg);
+  const Duration serial = Duration::nanoseconds(static_cast<int64_t>(1000 * 8 / 30e6 * 1e9));
+  const Duration cross_gap = Duration::microseconds(400);  // 1000 B every 400 us = 20 Mb/s
+  Timestamp link_free = Timestamp::zero();
+  Timestamp next_cross = at_ms(0);
+  for (uint32_t k = 0; k < 11; ++k) {
+    const Timestamp start = at_ms(30) + cfg.chirp_period * static_cast<int64_t>(k);
+    for (uint32_t i = 0; i < sched.packets(); ++i) {
+      const Timestamp sent = start + sched.offsets()[i];
+      while (next_cross <= sent) {  // cross packets ahead of the probe
+        link_free = std::max(link_free, next_cross) + serial;
+        next_cross += cross_gap;
+      }
+      link_free = std::max(link_free, sent) + serial;
+      const Timestamp arrival = link_free + Duration::milliseconds(10);
+      std::vector<uint8_t> b(980);
+      xcp::write_control({xcp::ControlType::kProbe, req.session, req.seq * 1000 + k,
+                          xcp::ControlMessage::probe_aux(static_cast<uint16_t>(i), static_cast<uint16_t>(sched.packets())),
+                          static_cast<uint64_t>(sent.ns())},
+                         b);
+      r.on_packet(kU, 60, b, 20, arrival, arrival);
+    }
+  }
+  const auto* e = r.entry(kU);
+  ASSERT_TRUE(e->estimate_at);
+  // XCPI_ESTIMATOR.md's bounds: median error <= 0.12 C, here of the 30 Mb/s link.
+  EXPECT_NEAR(e->estimate_bps, 10e6, 0.12 * 30e6);
+}
+
+TEST(ReceiverXcpi, AnEstimatorWithoutItsRateIsRefused) {
+  RecordingWriter w;
+  EXPECT_THROW(ReceiverXcpi(ReceiverXcpiConfig{}, w), std::invalid_argument);  // capacity 0
+  ReceiverXcpiConfig c;
+  c.estimator = ReceiverEstimator::kChirp;
+  EXPECT_THROW(ReceiverXcpi(c, w), std::invalid_argument);  // H 0
+  c.chirp_high_rate = xcp::Rate::from_bits_per_s(80e6);
+  c.chirps_per_request = 0;
+  EXPECT_THROW(ReceiverXcpi(c, w), std::invalid_argument);
 }
 
 // --- closed loop: a real XCP sender over a drop-tail cloud ------------------

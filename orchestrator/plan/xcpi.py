@@ -57,25 +57,49 @@ def cloud_paths(planner: Any, flow_rows: list[Any], routers: set[str]
     return out
 
 
+def _last_point(fwd: Any, routers: set[str]) -> int:
+    """Index in fwd.nodes of the flow's last XCP-i point: its last XCP-i router, else 0
+    (the sender)."""
+    return max((i for i, n in enumerate(fwd.nodes[:-1]) if n in routers), default=0)
+
+
 def receiver_cloud_bps(planner: Any, fwd: Any, routers: set[str]) -> float | None:
     """The receiver's duty (docs/protocol.md §4 "Host duties"): when a cloud lies after the
     last XCP-i point of an XCP flow's forward path (the last XCP-i router, else the sender),
     the receiver runs V itself and needs the cloud path's capacity, its oracle: min over the
     link directions from that point to the receiver. None when the last point is the
     receiver's neighbour (no router left to form a cloud)."""
-    last = max((i for i, n in enumerate(fwd.nodes[:-1]) if n in routers), default=0)
-    tail = fwd.dirs[last:]
+    tail = fwd.dirs[_last_point(fwd, routers):]
     if len(tail) < 2:
         return None
     return float(min(planner.rdir(k, s).capacity_bps for k, s in tail))
 
 
+def router_estimator(planner: Any, name: str) -> str:
+    """The estimator of XCP-i router `name`'s queue (the engine's default: oracle)."""
+    node = next(n for n in planner.spec.nodes if n.name == name)
+    return str((node.queue.xcpi or {}).get("estimator") or "oracle")
+
+
 def receiver_argv(planner: Any, flow: Any, fwd: Any, routers: set[str]) -> tuple[str, ...]:
-    """xcpperf server options for the receiver's duty (host-image/src/xcpi/), if any."""
+    """xcpperf server options for the receiver's duty (host-image/src/xcpi/), if any.
+
+    The receiver's estimator is U's: when the last XCP-i router measures with chirps
+    (`estimator: chirp`), the receiver is R of the probing protocol (U sends its chirps
+    toward it across the cloud, in the data's direction) and gets H, the capacity of its
+    own access link (`--xcpi-receiver-chirp`); otherwise it gets the cloud path's capacity
+    (`--xcpi-receiver-cloud`). A sender host as U answers requests but sends no chirps,
+    so a flow without an XCP-i router keeps the capacity."""
     if not routers or flow.proto not in XCPI_PROTOS or flow.tool != "xcpperf":
         return ()
     bps = receiver_cloud_bps(planner, fwd, routers)
-    return () if bps is None else ("--xcpi-receiver-cloud", f"{round(bps)}")
+    if bps is None:
+        return ()
+    last = _last_point(fwd, routers)
+    if last > 0 and router_estimator(planner, fwd.nodes[last]) == "chirp":
+        k, s = fwd.dirs[-1]
+        return ("--xcpi-receiver-chirp", f"{round(planner.rdir(k, s).capacity_bps)}")
+    return ("--xcpi-receiver-cloud", f"{round(bps)}")
 
 
 def xcpi_entry(options: dict[str, Any] | None,

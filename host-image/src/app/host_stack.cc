@@ -60,9 +60,14 @@ ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
 
 HostStack::HostStack(const Options& o)
     : sock(socket_config(o)), tx(sock), rx(sock), ep(tx), loop(clock, sock, ep, tx, rx), port_filter_(o.port_filter) {
-  if (!o.xcpi_receiver_cloud.is_zero()) {
+  if (!o.xcpi_receiver_cloud.is_zero() || !o.xcpi_receiver_chirp.is_zero()) {
     ReceiverXcpiConfig c;
     c.path_capacity = o.xcpi_receiver_cloud;
+    if (!o.xcpi_receiver_chirp.is_zero()) {
+      c.estimator = ReceiverEstimator::kChirp;
+      c.chirp_high_rate = o.xcpi_receiver_chirp;
+      rx.enable_timestamps();  // the probes' spacing, as the kernel saw it
+    }
     xcpi = std::make_unique<ReceiverXcpi>(c, tx);
     loop.set_receiver_xcpi(xcpi.get());
   }

@@ -39,7 +39,7 @@ struct HostStack {
   TxBatch tx;
   RxBatch rx;
   Endpoint ep;
-  // The XCP-i receiver duty (--xcpi-receiver-cloud), else null.
+  // The XCP-i receiver duty (--xcpi-receiver-cloud or --xcpi-receiver-chirp), else null.
   std::unique_ptr<ReceiverXcpi> xcpi;
   IoLoop loop;
 

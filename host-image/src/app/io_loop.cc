@@ -20,7 +20,7 @@ void IoLoop::run(const Hooks& hooks) {
     xcp::Timestamp now = clock_.now();
     size_t got = 0;
     const auto on_packet = [&](const RxPacket& p) {
-      if (xcpi_ && xcpi_->on_packet(p.src, p.ttl, p.shim, p.ip_header_bytes, now)) return;
+      if (xcpi_ && xcpi_->on_packet(p.src, p.ttl, p.shim, p.ip_header_bytes, now, p.arrival)) return;
       ep_.on_packet(p.src, p.shim, now);
     };
     for (int i = 0; i < kMaxRxBatchesPerIteration; ++i) {

@@ -67,6 +67,8 @@ std::string_view usage_text() {
          "      --xcpi              send the XCP-i block (xcp_ttl = IP TTL, last_xcp_router = us)\n"
          "      --xcpi-receiver-cloud RATE  run XCP-i's virtual router for a cloud after the last\n"
          "                          XCP-i router; RATE: the cloud path's capacity in bit/s (oracle)\n"
+         "      --xcpi-receiver-chirp RATE  the same duty with the chirp estimator: U's probes are analysed\n"
+         "                          here; RATE: this host's access link in bit/s (the top probed rate)\n"
          "      --ixcp-link-id ID   send the iXCP block, starting from this access-link id\n"
          "      --install-icmp-filter  add the nft rule dropping ICMP protocol-unreachable\n"
          "      --no-port-filter    receive every XCP packet of the host, not only those to our ports\n"
@@ -202,6 +204,13 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       // planner passes the least capacity of the cloud's links.
       if (!d || *d < 1e3 || *d > 1e11) return need(a, "the cloud path's capacity in bit/s, 1K..100G");
       o.xcpi_receiver_cloud = xcp::Rate::from_bits_per_s(*d);
+    } else if (a == "--xcpi-receiver-chirp") {
+      auto v = value(a);
+      auto d = v ? parse_scaled(*v, 1000) : std::nullopt;
+      // H of the chirps: the access link's capacity, within a link's bounds, and
+      // at least 100 kb/s so that the grid's floor H/20 and its gaps stay sane.
+      if (!d || *d < 1e5 || *d > 1e11) return need(a, "the access link's capacity in bit/s, 100K..100G");
+      o.xcpi_receiver_chirp = xcp::Rate::from_bits_per_s(*d);
     } else if (a == "--ixcp-link-id") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;
@@ -234,6 +243,9 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
     return std::string("--objects is a client mode of its own: without -n, -P or -s");
   }
   o.time_given = have_time;
+  if (!o.xcpi_receiver_cloud.is_zero() && !o.xcpi_receiver_chirp.is_zero()) {
+    return std::string("--xcpi-receiver-cloud and --xcpi-receiver-chirp are mutually exclusive (one estimator)");
+  }
   if (o.xcpi && o.ttl == 0) o.ttl = 64;  // XCP-i needs the TTL we send with
   return o;
 }

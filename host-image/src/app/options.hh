@@ -54,6 +54,8 @@ struct Options {
   bool xcpi = false;                 // send the XCP-i block (docs/protocol.md §4)
   // Nonzero: the XCP-i receiver duty with this cloud-path capacity (src/xcpi/receiver_xcpi.hh).
   xcp::Rate xcpi_receiver_cloud = xcp::Rate::zero();
+  // Nonzero: the same duty with the chirp estimator, H = this rate (the access link).
+  xcp::Rate xcpi_receiver_chirp = xcp::Rate::zero();
   std::optional<uint32_t> ixcp_link_id;  // send the iXCP block with this access-link id
   std::string title;                 // copied into the JSON start section
   bool time_given = false;           // -t was given (with --objects: the schedule's deadline)

@@ -1,6 +1,9 @@
 #include "io/rx_batch.hh"
 
+#include <time.h>
+
 #include <cerrno>
+#include <cstring>
 
 #include "transport/packet_writer.hh"
 #include "xcp/fd.hh"
@@ -20,17 +23,55 @@ RxBatch::RxBatch(const RawSocket& sock, size_t batch_packets)
   }
 }
 
+void RxBatch::enable_timestamps() {
+  const int on = 1;
+  if (setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) < 0)
+    throw xcp::SystemError("setsockopt(SO_TIMESTAMPNS) on the raw socket", errno);
+  cmsg_bufs_.assign(msgs_.size(), std::vector<uint8_t>(CMSG_SPACE(sizeof(timespec))));
+  timestamps_ = true;
+}
+
+namespace {
+int64_t ns_of(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
+}  // namespace
+
 size_t RxBatch::receive(const Handler& handler) {
   return receive_packets([&handler](const RxPacket& p) { handler(p.src, p.shim); });
 }
 
 size_t RxBatch::receive_packets(const PacketHandler& handler) {
+  if (timestamps_) {
+    for (size_t i = 0; i < msgs_.size(); ++i) {
+      msgs_[i].msg_hdr.msg_control = cmsg_bufs_[i].data();
+      msgs_[i].msg_hdr.msg_controllen = cmsg_bufs_[i].size();
+    }
+  }
   const int n = recvmmsg(fd_, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_DONTWAIT, nullptr);
   ++stats_.syscalls;
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
     throw xcp::SystemError("recvmmsg on the raw socket", errno);
   }
+  // The kernel stamps on CLOCK_REALTIME; the stack runs on CLOCK_MONOTONIC.
+  // One reading of both per batch maps the stamps (a step of the wall clock
+  // inside a batch shifts its stamps alike; spacing is kept).
+  int64_t real_to_mono = 0;
+  if (timestamps_ && n > 0) {
+    timespec real{}, mono{};
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    real_to_mono = ns_of(mono) - ns_of(real);
+  }
+  const auto monotonic_arrival = [real_to_mono](const msghdr& h) {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec t{};
+        std::memcpy(&t, CMSG_DATA(c), sizeof t);
+        return xcp::Timestamp::from_ns(ns_of(t) + real_to_mono);
+      }
+    }
+    return xcp::Timestamp{};
+  };
   for (int i = 0; i < n; ++i) {
     uint8_t* p = bufs_[i].data();
     const size_t len = msgs_[i].msg_len;
@@ -42,7 +83,9 @@ size_t RxBatch::receive_packets(const PacketHandler& handler) {
     }
     const uint32_t src = (uint32_t{p[12]} << 24) | (uint32_t{p[13]} << 16) | (uint32_t{p[14]} << 8) | p[15];
     ++stats_.packets;
-    handler(RxPacket{src, p[8], ihl, std::span<uint8_t>(p + ihl, len - ihl)});
+    RxPacket rp{src, p[8], ihl, std::span<uint8_t>(p + ihl, len - ihl)};
+    if (timestamps_) rp.arrival = monotonic_arrival(msgs_[i].msg_hdr);
+    handler(rp);
   }
   return static_cast<size_t>(n);
 }

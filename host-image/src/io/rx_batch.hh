@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io/raw_socket.hh"
+#include "xcp/units.hh"
 
 namespace xcphost {
 
@@ -29,6 +30,10 @@ struct RxPacket {
   uint8_t ttl = 0;   // IP TTL as it arrived
   size_t ip_header_bytes = 0;
   std::span<uint8_t> shim;  // from the XCP shim onward
+  // The kernel's receive stamp on CLOCK_MONOTONIC once enable_timestamps() was
+  // called (the XCP-i receiver's chirp analysis needs the probes' spacing, not
+  // when the loop got to them); zero otherwise.
+  xcp::Timestamp arrival{};
 };
 
 class RxBatch {
@@ -46,12 +51,17 @@ class RxBatch {
   // The same with the IPv4 header's TTL and a writable shim.
   size_t receive_packets(const PacketHandler& handler);
   const RxStats& stats() const { return stats_; }
+  // Asks the kernel to stamp every packet (SO_TIMESTAMPNS) and fills
+  // RxPacket::arrival from then on.
+  void enable_timestamps();
 
  private:
   int fd_;
   std::vector<std::vector<uint8_t>> bufs_;
   std::vector<iovec> iovs_;
   std::vector<mmsghdr> msgs_;
+  std::vector<std::vector<uint8_t>> cmsg_bufs_;  // one control buffer per message, when stamping
+  bool timestamps_ = false;
   RxStats stats_;
 };
 

@@ -34,6 +34,7 @@ class VirtualRouter {
 
   // S comes from here: C_U - y once set_capacity_for_upstream(C_U) was called.
   xcp::EstimatedSpareBandwidth& spare() { return spare_; }
+  const xcp::EstimatedSpareBandwidth& spare() const { return spare_; }
   const xcp::IntervalState& state() const { return state_; }
   const xcp::IntervalSums& sums() const { return sums_; }
   uint64_t intervals() const { return intervals_; }

@@ -39,6 +39,13 @@ flows:
 """
 
 
+def _chirp_duty(flow) -> str | None:
+    argv = list(flow.server_argv)
+    if "--xcpi-receiver-chirp" not in argv:
+        return None
+    return argv[argv.index("--xcpi-receiver-chirp") + 1]
+
+
 def _duty(flow) -> str | None:
     argv = list(flow.server_argv)
     if "--xcpi-receiver-cloud" not in argv:
@@ -68,3 +75,22 @@ def test_committed_experiments(spec: str, duty: str | None) -> None:
     plan = make_plan(load_spec(XCPI / spec), "t-1")
     assert [_duty(f) for f in plan.flows if f.proto == "xcp"] == [duty] * sum(
         f.proto == "xcp" for f in plan.flows)
+
+
+def test_a_chirp_measuring_last_router_gives_the_receiver_the_chirp_duty() -> None:
+    # r1 measures with chirps: d is R of the probing (r1 sends toward d), H = d's own
+    # access link r3 -> d (40 Mb/s), not the cloud's capacity. u's last point is u
+    # itself, a host that sends no chirps: u's flow keeps the capacity.
+    spec = TAIL.replace("r1: {role: router, queue: xcpi}",
+                        "r1: {role: router, queue: {kind: xcpi, estimator: chirp}}")
+    flows = {f.id: f for f in make_plan(load_spec_text(spec, "tail.yaml"), "t-1").flows}
+    assert _chirp_duty(flows["x"]) == "40000000"
+    assert _duty(flows["x"]) is None  # one estimator, not both
+    assert _duty(flows["y"]) == "10000000"
+    assert _chirp_duty(flows["y"]) is None
+
+
+def test_the_committed_chirp_experiment_plans_the_chirp_duty() -> None:
+    plan = make_plan(load_spec(XCPI / "fig4-asym-receiver-cloud-chirp.yaml"), "t-1")
+    assert [_chirp_duty(f) for f in plan.flows] == ["80000000"]
+    assert [_duty(f) for f in plan.flows] == [None]
