@@ -8,7 +8,10 @@ and what crossing machines costs.
   must be faithful);
 - `vxlan_rtt_added_us`: the round trip of a 1400-byte ping between two machines through
   a VXLAN tunnel (orchestrator/cluster/vxlan.py commands) minus the same ping over the
-  underlay itself (median of 200 each): the encapsulation's added latency, both ways.
+  underlay itself (median of 200 each): the encapsulation's added latency, both ways;
+- `vxlan_tcp_ratio`: one kernel TCP stream's throughput through the tunnel over the same
+  stream on the underlay (iperf3 3 s each, 1448-byte segments on both): what
+  encapsulation costs in throughput where the CPU is the limit (namespaces on one host).
 
     run() -> {"cluster": {"quickstart_deploy_s", "quickstart_channels_and_clocks_s",
                           "quickstart_teardown_s", "quickstart_start_skew_bound_ms",
@@ -24,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +40,8 @@ from nscluster import NsCluster, create  # noqa: E402
 from orchestrator.cluster.vxlan import Tunnel  # noqa: E402
 
 PINGS = 200
+TCP_SECONDS = 3
+IPERF_PORT = 5299
 RTT = re.compile(r"time=([0-9.]+) ms")
 
 
@@ -90,12 +96,38 @@ def _vxlan_added(c: NsCluster) -> dict[str, Any]:
                                timeout=30)
         under = _median_rtt_us(c, c.address(1))
         tunnel = _median_rtt_us(c, "10.251.0.2")
+        under_bps = _tcp_bps(c, c.address(1))
+        tunnel_bps = _tcp_bps(c, "10.251.0.2")
     finally:
         for _m, i, _addr in ends:
             subprocess.run(c.in_ctl(c.ssh_argv(i, ["ip", "link", "del", t.ifname])),
                            capture_output=True, timeout=30)
     return {"underlay_rtt_us": round(under, 1), "vxlan_rtt_us": round(tunnel, 1),
-            "vxlan_rtt_added_us": round(tunnel - under, 1)}
+            "vxlan_rtt_added_us": round(tunnel - under, 1),
+            "underlay_tcp_gbps": round(under_bps / 1e9, 3),
+            "vxlan_tcp_gbps": round(tunnel_bps / 1e9, 3),
+            "vxlan_tcp_ratio": round(tunnel_bps / under_bps, 3)}
+
+
+def _tcp_bps(c: NsCluster, dst: str) -> float:
+    """One kernel TCP stream m1 -> m2 (iperf3, TCP_SECONDS, 1448-byte segments on both
+    paths so they carry the same packets: the tunnel's cost is encapsulation alone)."""
+    server = subprocess.Popen(["ip", "netns", "exec", c.ns("m2"), "iperf3", "-s", "-1", "-B",
+                               dst, "-p", str(IPERF_PORT)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):  # until it listens
+            r = subprocess.run(["ip", "netns", "exec", c.ns("m1"), "iperf3", "-c", dst, "-p",
+                                str(IPERF_PORT), "-t", str(TCP_SECONDS), "-M", "1448", "-J"],
+                               capture_output=True, text=True, timeout=60)
+            if r.returncode == 0:
+                return float(json.loads(r.stdout)["end"]["sum_received"]["bits_per_second"])
+            time.sleep(0.1)
+        raise RuntimeError(f"iperf3 to {dst}: {r.stdout[-300:]} {r.stderr[-300:]}")
+    finally:
+        if server.poll() is None:
+            server.terminate()  # ours, by pid
+        server.wait(10)
 
 
 def run() -> dict[str, Any]:
