@@ -36,6 +36,7 @@ XCPI_RUNS = [
     "xcpi/fig2c-xcpi-oracle.yaml",
     "xcpi/fig4-asym-sender-cloud-oracle.yaml",
     "xcpi/fig4-asym-receiver-cloud-oracle.yaml",
+    "xcpi/fig4-asym-receiver-cloud-chirp.yaml",  # the receiver's V on r1's chirps
     "xcpi/fig5-peering-oracle.yaml",
     "xcpi/fig7-merge-oracle.yaml",
     "xcpi/fig9-merge-oracle.yaml",
