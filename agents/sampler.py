@@ -80,12 +80,14 @@ class Sampler:
         return rows
 
     def proc_rows(self, t_s: float) -> list[dict[str, Any]]:
-        """procs.csv rows: every running flow tool (clients and servers, not engines)."""
+        """procs.csv rows: every running flow tool (clients and servers) and socket stack
+        daemon (xcp-stackd, "stackd.HOST": it moves every byte of its host's app flows),
+        not engines."""
         if self.host_procs is None:
             return []
         rows = []
         for key, run in list(self.host_procs.running.items()):
-            if run.spec.kind not in ("client", "server") or run.popen.poll() is not None:
+            if run.spec.kind not in ("client", "server", "stackd") or run.popen.poll() is not None:
                 continue
             times = proc_times(run.popen.pid)
             if times is not None:

@@ -42,7 +42,8 @@ class _SockaddrIn(ctypes.Structure):
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("cc", ctypes.c_int), ("rate_bps", ctypes.c_uint64)]
+    _fields_ = [("cc", ctypes.c_int), ("rate_bps", ctypes.c_uint64),
+                ("sndbuf_bytes", ctypes.c_uint32)]
 
 
 class _Info(ctypes.Structure):
@@ -86,7 +87,7 @@ def _check(rc: int, what: str) -> int:
 def _options(cc: str | None, rate_bps: int) -> _Options:
     if cc is not None and cc not in CC:
         raise ValueError(f"cc {cc!r}: not one of {', '.join(CC)}")
-    return _Options(CC[cc or "default"], rate_bps)
+    return _Options(CC[cc or "default"], rate_bps, 0)
 
 
 def _stackd(stackd: str | None) -> bytes | None:

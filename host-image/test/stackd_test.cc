@@ -8,10 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -66,6 +69,9 @@ class StackdTest : public ::testing::Test {
     cfg.address = addr_;
     cfg.defaults.cc = xcphost::CcKind::kXcp;
     cfg.defaults.connect_timeout = xcp::Duration::milliseconds(300);
+    // Loopback in the machine's namespace: other stacks may own ports here.
+    cfg.unowned_syn = UnownedSyn::kIgnore;
+    configure(cfg);
     daemon_ = std::make_unique<StackDaemon>(cfg, clock_);
     thread_ = std::thread([this] { daemon_->run([this] { return stop_.load(); }); });
   }
@@ -74,6 +80,7 @@ class StackdTest : public ::testing::Test {
     if (thread_.joinable()) thread_.join();
   }
   const char* addr() const { return addr_.c_str(); }
+  virtual void configure(DaemonConfig&) {}
 
   std::string addr_ = "@xcplab-stackd-test-" + std::to_string(getpid());
   xcp::MonotonicClock clock_;
@@ -196,6 +203,133 @@ TEST_F(StackdTest, ErrorsAreErrnoValues) {
   }
   EXPECT_GE(again, 0) << std::strerror(errno);
   close(again);
+}
+
+// A non-blocking connect: the descriptor comes back at once and stays
+// unwritable while the handshake runs; writable once it succeeded, and the
+// bytes written before (to keep it unwritable) never reach the peer.
+TEST_F(StackdTest, NonBlockingConnectTurnsWritableWhenEstablishedAndOnlyTheApplicationsBytesArrive) {
+  const sockaddr_in srv = loopback(47106);
+  const int l = xcpsock_listen(addr(), &srv, nullptr, 4);
+  ASSERT_GE(l, 0);
+  int pending = -1;
+  const int c = xcpsock_connect_start(addr(), &srv, nullptr, &pending);
+  ASSERT_GE(c, 0) << std::strerror(errno);
+  pollfd p{c, POLLOUT, 0};
+  ASSERT_EQ(poll(&p, 1, 2000), 1);
+  EXPECT_TRUE(p.revents & POLLOUT);
+  EXPECT_FALSE(p.revents & (POLLHUP | POLLERR));
+  sockaddr_in local{};
+  ASSERT_EQ(xcpsock_connect_result(pending, 1, &local), 0) << std::strerror(errno);
+  EXPECT_GE(ntohs(local.sin_port), 32768);
+  close(pending);
+  const int s = xcpsock_accept(l, nullptr, nullptr, 0);
+  ASSERT_GE(s, 0);
+  const auto up = pattern(300 << 10, 5);
+  ASSERT_TRUE(write_all(c, up));
+  ASSERT_EQ(shutdown(c, SHUT_WR), 0);
+  EXPECT_TRUE(read_to_eof(s) == up);
+  close(c);
+  close(s);
+  close(l);
+}
+
+TEST_F(StackdTest, NonBlockingConnectToNobodyStaysUnwritableThenFailsWithItsError) {
+  const sockaddr_in none = loopback(47107);  // ignored SYNs: the 300 ms connect timeout decides
+  int pending = -1;
+  const int c = xcpsock_connect_start(addr(), &none, nullptr, &pending);
+  ASSERT_GE(c, 0) << std::strerror(errno);
+  pollfd p{c, POLLOUT, 0};
+  EXPECT_EQ(poll(&p, 1, 150), 0) << "writable while the handshake runs";
+  EXPECT_EQ(xcpsock_connect_result(pending, 0, nullptr), -1);
+  EXPECT_EQ(errno, EINPROGRESS);
+  ASSERT_EQ(poll(&p, 1, 3000), 1);
+  EXPECT_TRUE(p.revents & POLLOUT);
+  EXPECT_EQ(xcpsock_connect_result(pending, 0, nullptr), -1);
+  EXPECT_EQ(errno, ETIMEDOUT);
+  close(pending);
+  close(c);
+}
+
+class StackdRefusingTest : public StackdTest {
+ protected:
+  void configure(DaemonConfig& cfg) override { cfg.unowned_syn = UnownedSyn::kReset; }
+};
+
+TEST_F(StackdRefusingTest, ConnectToAPortNobodyListensOnIsRefusedAtOnce) {
+  const sockaddr_in none = loopback(47108);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(xcpsock_connect(addr(), &none, nullptr, nullptr), -1);
+  EXPECT_EQ(errno, ECONNREFUSED);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));  // not the timeout
+  EXPECT_GE(daemon_->stats().refused_syns, 1u);
+}
+
+// Flow control: the receiver's daemon advertises what is left of its
+// 256 KiB receive buffer. While the reader sleeps the sender's connection
+// stops (the window closes; zero-window probes keep asking), the writer
+// blocks on the send limit, nothing is reset, and every byte arrives once
+// the reader reads.
+class StackdSlowReaderTest : public StackdTest {
+ protected:
+  static constexpr uint32_t kRcvBuf = 256 << 10;
+  void configure(DaemonConfig& cfg) override {
+    cfg.receive_buffer_bytes = kRcvBuf;
+    cfg.max_send_buffer_bytes = 512 << 10;
+  }
+};
+
+TEST_F(StackdSlowReaderTest, ASleepingReaderClosesTheWindowAndLosesNothing) {
+  const sockaddr_in srv = loopback(47109);
+  const int l = xcpsock_listen(addr(), &srv, nullptr, 4);
+  ASSERT_GE(l, 0);
+  sockaddr_in local{};
+  const int c = xcpsock_connect(addr(), &srv, nullptr, &local);
+  ASSERT_GE(c, 0);
+  const int s = xcpsock_accept(l, nullptr, nullptr, 0);
+  ASSERT_GE(s, 0);
+  size_t pair_buf = 0;  // a socketpair end's kernel send buffer (net.core.wmem_default)
+  std::ifstream("/proc/sys/net/core/wmem_default") >> pair_buf;
+  ASSERT_GT(pair_buf, 0u);
+  const auto data = pattern(24 << 20, 9);
+  std::atomic<size_t> written{0};
+  std::thread writer([&] {
+    size_t off = 0;
+    while (off < data.size()) {
+      const ssize_t n = write(c, data.data() + off, std::min<size_t>(64 << 10, data.size() - off));
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+      written = off;
+    }
+    shutdown(c, SHUT_WR);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the reader sleeps
+  struct xcpsock_info snd{};
+  ASSERT_EQ(xcpsock_info(addr(), &local, &srv, &snd), 0);
+  const size_t written_asleep = written;
+  // The peer took at most its receive buffer (plus zero-window probes of a
+  // byte each) and what its socketpair holds (its send buffer, plus the one
+  // buffer the kernel allocates beyond it: at most half of it); the writer
+  // got at most that, the sender's 512 KiB limit and its own socketpair's.
+  EXPECT_LE(snd.bytes_sent, kRcvBuf + pair_buf * 3 / 2 + 64) << "sent while the reader slept";
+  EXPECT_LE(written_asleep, snd.bytes_sent + (512 << 10) + pair_buf * 3 / 2);
+  EXPECT_LT(written_asleep, data.size() / 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  struct xcpsock_info later{};
+  ASSERT_EQ(xcpsock_info(addr(), &local, &srv, &later), 0);
+  EXPECT_LE(later.bytes_sent, snd.bytes_sent + 64) << "the closed window held";
+  const auto got = read_to_eof(s);
+  writer.join();
+  EXPECT_EQ(got.size(), data.size());
+  EXPECT_TRUE(got == data);
+  EXPECT_EQ(daemon_->stats().overflow_resets, 0u);
+  std::printf("slow reader: sent %llu B (acked %llu) and the writer %zu B while the reader slept; "
+              "%zu B intact after\n",
+              static_cast<unsigned long long>(snd.bytes_sent), static_cast<unsigned long long>(snd.bytes_acked),
+              written_asleep, got.size());
+  close(c);
+  close(s);
+  close(l);
 }
 
 }  // namespace

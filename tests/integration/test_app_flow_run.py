@@ -69,8 +69,18 @@ def test_curl_over_xcp_completes_with_plausible_bytes_and_time(tmp_path: Path) -
     assert max(int(r["cwnd_bytes"]) for r in sender) > 1424  # it opened its window
     assert any(r["feedback_bytes"] not in ("", "0") for r in sender)  # XCP routers spoke
     assert summary["flows"]["web"]["bytes"] == app["bytes"]
+    # Both hosts' stack daemons are sampled like the flow tools: they move every byte.
+    with (run_dir / "metrics" / "procs.csv").open() as fh:
+        procs = [r for r in csv.DictReader(fh) if r["kind"] == "stackd"]
+    assert {r["proc"] for r in procs} == {"stackd.client", "stackd.server"}, procs[:3]
+    for host in ("client", "server"):
+        cpu = [float(r["cpu_s"]) for r in procs if r["proc"] == f"stackd.{host}"]
+        assert len(cpu) >= 10 and cpu == sorted(cpu) and cpu[-1] > 0, (host, cpu)
+    hosts = summary["fidelity"]["hosts"]
+    assert hosts["stackd.server"]["tool"] == "xcp-stackd", hosts
     print(f"app-flow: curl {app['bytes']} B in {fct:.3f} s = {app['goodput_mbps']:.2f} Mb/s "
-          f"({why})")
+          f"({why}); xcp-stackd CPU server {hosts['stackd.server']['cpu_fraction']:.1%} "
+          f"client {hosts['stackd.client']['cpu_fraction']:.1%} of a core")
 
 
 def test_a_failing_client_fails_the_run_naming_it(tmp_path: Path) -> None:

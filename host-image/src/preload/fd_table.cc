@@ -11,6 +11,7 @@ namespace {
 // and every interposed call make; the details live in a map under a mutex.
 std::atomic<uint8_t> g_kind[kMaxTrackedFd];
 std::atomic<int8_t> g_pending_cc[kMaxTrackedFd];
+std::atomic<uint32_t> g_pending_sndbuf[kMaxTrackedFd];
 
 std::mutex& table_mutex() {
   static std::mutex m;
@@ -45,6 +46,7 @@ void fd_store(int fd, const FdInfo& info) {
 void fd_forget(int fd) {
   if (!in_range(fd)) return;
   g_pending_cc[fd].store(0, std::memory_order_relaxed);
+  g_pending_sndbuf[fd].store(0, std::memory_order_relaxed);
   if (g_kind[fd].load(std::memory_order_acquire) == 0) return;
   std::lock_guard lock(table_mutex());
   table().erase(fd);
@@ -56,5 +58,13 @@ void fd_set_pending_cc(int fd, int cc) {
 }
 
 int fd_pending_cc(int fd) { return in_range(fd) ? g_pending_cc[fd].load(std::memory_order_relaxed) : 0; }
+
+void fd_set_pending_sndbuf(int fd, uint32_t bytes) {
+  if (in_range(fd)) g_pending_sndbuf[fd].store(bytes, std::memory_order_relaxed);
+}
+
+uint32_t fd_pending_sndbuf(int fd) {
+  return in_range(fd) ? g_pending_sndbuf[fd].load(std::memory_order_relaxed) : 0;
+}
 
 }  // namespace xcppreload

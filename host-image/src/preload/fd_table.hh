@@ -21,6 +21,10 @@ struct FdInfo {
   int cc = 0;  // XCPSOCK_CC_*
   bool keepalive = false;
   bool reuseaddr = false;
+  // A non-blocking connect() in progress: where its outcome arrives
+  // (xcpsock_connect_result); -1 once it was read.
+  int pending = -1;
+  int conn_err = 0;  // its error (errno value) until SO_ERROR reports it
 };
 
 // Descriptors up to this bound are tracked (higher ones stay on the kernel).
@@ -34,5 +38,8 @@ void fd_forget(int fd);
 // TCP_CONGESTION chosen on a socket before it was moved (0 = none).
 void fd_set_pending_cc(int fd, int cc);
 int fd_pending_cc(int fd);
+// SO_SNDBUF set on a socket before it was moved, as the kernel stored it (0 = none).
+void fd_set_pending_sndbuf(int fd, uint32_t bytes);
+uint32_t fd_pending_sndbuf(int fd);
 
 }  // namespace xcppreload

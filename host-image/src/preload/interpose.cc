@@ -61,6 +61,12 @@ void warn_no_daemon(int err) {
                std::strerror(err));
 }
 
+// A duplicated descriptor: the original keeps a pending connect's outcome.
+FdInfo copy_of(FdInfo info) {
+  info.pending = -1;
+  return info;
+}
+
 // The stack's descriptor `s` (or its failure, s < 0) becomes the program's `fd`.
 int adopt(int fd, int s, const FdInfo& info) {
   if (s < 0) {
@@ -77,6 +83,7 @@ xcpsock_options options_for(int fd) {
   xcpsock_options_init(&o);
   o.cc = fd_pending_cc(fd) != 0 ? fd_pending_cc(fd) : config().cc;
   o.rate_bps = config().rate_bps;
+  o.sndbuf_bytes = fd_pending_sndbuf(fd);
   return o;
 }
 
@@ -90,7 +97,18 @@ extern "C" {
 int connect(int fd, const sockaddr* addr, socklen_t len) {
   XCPPRELOAD_REAL(connect);
   if (fd_tracked(fd)) {
-    errno = EISCONN;
+    // Again while a non-blocking connect runs: EALREADY, as the kernel says;
+    // after it ended: its error once, else EISCONN.
+    auto info = fd_settle(fd);
+    if (info && info->pending >= 0) {
+      errno = EALREADY;
+    } else if (info && info->conn_err != 0) {
+      errno = info->conn_err;
+      info->conn_err = 0;
+      fd_store(fd, *info);
+    } else {
+      errno = EISCONN;
+    }
     return -1;
   }
   sockaddr_in dst{};
@@ -99,10 +117,23 @@ int connect(int fd, const sockaddr* addr, socklen_t len) {
       !config().matches_connect(ntohl(dst.sin_addr.s_addr), ntohs(dst.sin_port)) || !is_tcp_stream(fd, family)) {
     return real_connect(fd, addr, len);
   }
-  // Blocks for the handshake even on a non-blocking socket: a completed
-  // connect (0) is a valid answer to a non-blocking connect() (docs).
   const xcpsock_options o = options_for(fd);
   sockaddr_in local{};
+  const int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0 && (fl & O_NONBLOCK)) {
+    // EINPROGRESS: the descriptor turns writable when the handshake ends;
+    // getsockopt(SO_ERROR) then tells how (sockopt.cc).
+    int pending = -1;
+    const int s = xcpsock_connect_start(nullptr, &dst, &o, &pending);
+    FdInfo info{FdKind::kStream, family, local, dst, o.cc};
+    info.pending = pending;
+    if (adopt(fd, s, info) != 0) {
+      if (pending >= 0) real_close(pending);
+      return -1;
+    }
+    errno = EINPROGRESS;
+    return -1;
+  }
   const int s = xcpsock_connect(nullptr, &dst, &o, &local);
   return adopt(fd, s, FdInfo{FdKind::kStream, family, local, dst, o.cc});
 }
@@ -140,6 +171,7 @@ int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
 int accept(int fd, sockaddr* addr, socklen_t* len) { return accept4(fd, addr, len, 0); }
 
 int close(int fd) {
+  if (const auto info = fd_lookup(fd); info && info->pending >= 0) real_close(info->pending);
   fd_forget(fd);
   return real_close(fd);
 }
@@ -149,7 +181,7 @@ int dup3(int oldfd, int newfd, int flags) {
   const int r = real_dup3(oldfd, newfd, flags);
   if (r >= 0) {
     fd_forget(r);
-    if (info) fd_store(r, *info);
+    if (info) fd_store(r, copy_of(*info));
   }
   return r;
 }
@@ -160,7 +192,7 @@ int dup2(int oldfd, int newfd) {
   const int r = real_dup2(oldfd, newfd);
   if (r >= 0 && r != oldfd) {
     fd_forget(r);
-    if (info) fd_store(r, *info);
+    if (info) fd_store(r, copy_of(*info));
   }
   return r;
 }
@@ -169,7 +201,7 @@ int dup(int oldfd) {
   XCPPRELOAD_REAL(dup);
   const auto info = fd_lookup(oldfd);
   const int r = real_dup(oldfd);
-  if (r >= 0 && info) fd_store(r, *info);
+  if (r >= 0 && info) fd_store(r, copy_of(*info));
   return r;
 }
 

@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <optional>
+
 #include "preload/fd_table.hh"
 #include "socket/match_config.hh"
 
@@ -22,6 +24,11 @@ F real(const char* name) {
 // The environment's configuration, parsed once; a bad value ends the program
 // with "xcpsock: VAR=value: reason" (exit 2) before it does anything.
 const xcpsock::MatchConfig& config();
+
+// Reads a non-blocking connect's outcome once it arrived: the local address
+// on success, else the error kept for SO_ERROR / a second connect(). The
+// descriptor's info after that (empty when it is not moved).
+std::optional<FdInfo> fd_settle(int fd);
 
 // Copies `addr` into the caller's (addr, len) buffer as `family` sees it:
 // AF_INET6 gets the IPv4-mapped address. Truncates like the kernel does.

@@ -69,6 +69,24 @@ bool ipv4_of(const sockaddr* addr, socklen_t len, sockaddr_in& out) {
   return false;
 }
 
+std::optional<FdInfo> fd_settle(int fd) {
+  XCPPRELOAD_REAL(close);
+  auto info = fd_lookup(fd);
+  if (!info || info->pending < 0) return info;
+  sockaddr_in local{};
+  if (xcpsock_connect_result(info->pending, 0, &local) == 0) {
+    info->local = local;
+  } else if (errno == EINPROGRESS) {
+    return info;
+  } else {
+    info->conn_err = errno;
+  }
+  real_close(info->pending);
+  info->pending = -1;
+  fd_store(fd, *info);
+  return info;
+}
+
 namespace {
 
 int put_int(void* val, socklen_t* len, int v) {
@@ -136,7 +154,7 @@ extern "C" {
 
 int getsockname(int fd, sockaddr* addr, socklen_t* len) {
   XCPPRELOAD_REAL(getsockname);
-  const auto info = fd_lookup(fd);
+  const auto info = fd_settle(fd);
   if (!info) return real_getsockname(fd, addr, len);
   write_address(info->local, info->family, addr, len);
   return 0;
@@ -156,8 +174,20 @@ int getpeername(int fd, sockaddr* addr, socklen_t* len) {
 
 int getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
   XCPPRELOAD_REAL(getsockopt);
-  const auto info = fd_lookup(fd);
+  auto info = fd_settle(fd);
   if (!info) return real_getsockopt(fd, level, name, val, len);
+  if (level == SOL_SOCKET && name == SO_ERROR && (info->conn_err != 0 || info->pending >= 0)) {
+    // A non-blocking connect's outcome (0 while it runs), reported once.
+    // The socketpair's own error (a reset when the daemon dropped the
+    // connection) is read too, so that it is not reported a second time.
+    int own = 0;
+    socklen_t own_len = sizeof own;
+    real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &own, &own_len);
+    const int err = info->conn_err;
+    info->conn_err = 0;
+    fd_store(fd, *info);
+    return put_int(val, len, err);
+  }
   if (level == SOL_SOCKET) {
     switch (name) {
       case SO_TYPE: return put_int(val, len, SOCK_STREAM);
@@ -166,7 +196,7 @@ int getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
       case SO_ACCEPTCONN: return put_int(val, len, info->kind == FdKind::kListener);
       case SO_KEEPALIVE: return put_int(val, len, info->keepalive);
       case SO_REUSEADDR: return put_int(val, len, info->reuseaddr);
-      case SO_ERROR:  // the handshake's errors were connect()'s; the stream's are read()'s
+      case SO_ERROR:  // a blocking connect's errors were connect()'s; the stream's are the socketpair's
       case SO_SNDBUF:
       case SO_RCVBUF: return real_getsockopt(fd, level, name, val, len);
       default: return refuse();
@@ -194,6 +224,7 @@ int getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
 
 int setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
   XCPPRELOAD_REAL(setsockopt);
+  XCPPRELOAD_REAL(getsockopt);
   // A controller of the stack named on a socket before it connects or
   // listens: remembered for the stack (the kernel knows no "xcp").
   if (level == IPPROTO_TCP && name == TCP_CONGESTION && val != nullptr && config().enabled() && !fd_tracked(fd)) {
@@ -205,14 +236,38 @@ int setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
       return 0;
     }
   }
+  if (level == SOL_SOCKET && name == SO_SNDBUF && config().enabled() && !fd_tracked(fd)) {
+    // Remembered for the stack in case the socket moves (as the kernel stored it).
+    const int rc = real_setsockopt(fd, level, name, val, len);
+    int stored = 0;
+    socklen_t sl = sizeof stored;
+    if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &stored, &sl) == 0 && stored > 0) {
+      fd_set_pending_sndbuf(fd, static_cast<uint32_t>(stored));
+    }
+    return rc;
+  }
   auto info = fd_lookup(fd);
   if (!info) return real_setsockopt(fd, level, name, val, len);
   int v = 0;
   if (val != nullptr && len >= sizeof(int)) std::memcpy(&v, val, sizeof v);
   if (level == SOL_SOCKET) {
     switch (name) {
-      case SO_SNDBUF:
-      case SO_RCVBUF: return real_setsockopt(fd, level, name, val, len);  // the socketpair's buffers
+      case SO_SNDBUF: {
+        // The socketpair's buffer, and the stack's limit on what the
+        // connection holds unacknowledged (the value the kernel stored:
+        // doubled, within net.core.wmem_max, as for a TCP socket).
+        if (real_setsockopt(fd, level, name, val, len) != 0) return -1;
+        int stored = 0;
+        socklen_t sl = sizeof stored;
+        if (info->kind != FdKind::kStream || real_getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &stored, &sl) != 0) return 0;
+        // While a non-blocking connect runs the connection has no address
+        // yet: the stack's limit stays automatic.
+        if (const auto settled = fd_settle(fd); settled && settled->pending >= 0) return 0;
+        return xcpsock_set_sndbuf(nullptr, &info->local, &info->peer, static_cast<uint32_t>(stored)) == 0 || errno == ENOTCONN
+                   ? 0
+                   : -1;
+      }
+      case SO_RCVBUF: return real_setsockopt(fd, level, name, val, len);  // the socketpair's buffer
       case SO_KEEPALIVE: info->keepalive = v != 0; fd_store(fd, *info); return 0;  // idle timeout instead (docs)
       case SO_REUSEADDR: info->reuseaddr = v != 0; fd_store(fd, *info); return 0;
       default: return refuse();

@@ -15,7 +15,7 @@
 namespace xcpsock {
 
 inline constexpr uint32_t kMagic = 0x58435053;  // "XCPS"
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 // Largest listen backlog the daemon queues (bounds its memory per listener).
 inline constexpr uint32_t kMaxBacklog = 1024;
 
@@ -24,7 +24,8 @@ inline constexpr uint32_t kMaxBacklog = 1024;
 // interposer answers TCP_MAXSEG with it.
 inline constexpr uint32_t kMssBytes = 1424;
 
-enum class Op : uint32_t { kConnect = 1, kListen = 2, kInfo = 3 };
+// kSetSndbuf: the application set SO_SNDBUF on a connection (addressed as kInfo).
+enum class Op : uint32_t { kConnect = 1, kListen = 2, kInfo = 3, kSetSndbuf = 4 };
 
 struct Request {
   uint32_t magic = kMagic;
@@ -35,8 +36,12 @@ struct Request {
   uint16_t local_port = 0;   // info: our port
   uint32_t backlog = 0;      // listen
   int32_t cc = XCPSOCK_CC_DEFAULT;
-  uint32_t reserved = 0;
+  uint32_t sndbuf = 0;       // connect/listen/kSetSndbuf: SO_SNDBUF as stored (0 = automatic)
   uint64_t rate_bps = 0;
+  // connect: bytes the application wrote into its end to keep it unwritable
+  // until the handshake ends (non-blocking connect); the daemon drops them.
+  uint32_t filler = 0;
+  uint32_t reserved = 0;
 };
 
 // The daemon's answer to a request, and each Accepted message on a listener.

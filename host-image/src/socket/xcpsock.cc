@@ -38,17 +38,20 @@ Request base_request(xcpsock::Op op, const xcpsock_options* o) {
   if (o != nullptr) {
     r.cc = o->cc;
     r.rate_bps = o->rate_bps;
+    r.sndbuf = o->sndbuf_bytes;
   }
   return r;
 }
 
-// Sends `req` (with `fd` when >= 0) on `ctl` and waits for the reply.
-int exchange(int ctl, const Request& req, int fd, Reply& rep) {
-  if (xcpsock::send_message(ctl, &req, sizeof req, fd) != static_cast<ssize_t>(sizeof req)) return -1;
+// Reads the daemon's reply on `ctl`; `wait` false: EINPROGRESS when none yet.
+int read_reply(int ctl, Reply& rep, bool wait) {
   int got_fd = -1;
-  const ssize_t n = xcpsock::recv_message(ctl, &rep, sizeof rep, &got_fd, true);
+  const ssize_t n = xcpsock::recv_message(ctl, &rep, sizeof rep, &got_fd, true, wait ? 0 : MSG_DONTWAIT);
   if (got_fd >= 0) close(got_fd);
-  if (n < 0) return -1;
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) errno = EINPROGRESS;
+    return -1;
+  }
   if (n != static_cast<ssize_t>(sizeof rep)) {
     errno = n == 0 ? ECONNRESET : EPROTO;  // daemon gone, or a different version
     return -1;
@@ -60,6 +63,32 @@ int exchange(int ctl, const Request& req, int fd, Reply& rep) {
   return 0;
 }
 
+// Sends `req` (with `fd` when >= 0) on `ctl` and waits for the reply.
+int exchange(int ctl, const Request& req, int fd, Reply& rep) {
+  if (xcpsock::send_message(ctl, &req, sizeof req, fd) != static_cast<ssize_t>(sizeof req)) return -1;
+  return read_reply(ctl, rep, true);
+}
+
+// Fills `fd`'s send buffer (non-blocking writes until EAGAIN) so that it
+// polls unwritable; returns the bytes written or -1.
+ssize_t fill_until_unwritable(int fd) {
+  const int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) return -1;
+  static const char zeros[4096] = {};
+  ssize_t total = 0;
+  for (;;) {
+    const ssize_t n = send(fd, zeros, sizeof zeros, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      total += n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    return -1;
+  }
+  return fcntl(fd, F_SETFL, fl) == 0 ? total : -1;
+}
+
 }  // namespace
 
 extern "C" {
@@ -67,6 +96,7 @@ extern "C" {
 void xcpsock_options_init(xcpsock_options* o) {
   o->cc = XCPSOCK_CC_DEFAULT;
   o->rate_bps = 0;
+  o->sndbuf_bytes = 0;
 }
 
 int xcpsock_cc_from_name(const char* name) {
@@ -112,6 +142,60 @@ int xcpsock_connect(const char* stackd, const sockaddr_in* dst, const xcpsock_op
   }
   fill(local, rep.local_addr, rep.local_port);
   return pair[0];
+}
+
+int xcpsock_connect_start(const char* stackd, const sockaddr_in* dst, const xcpsock_options* o, int* pending) {
+  if (dst == nullptr || dst->sin_family != AF_INET || pending == nullptr) {
+    errno = dst == nullptr || pending == nullptr ? EINVAL : EAFNOSUPPORT;
+    return -1;
+  }
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
+  const ssize_t filler = fill_until_unwritable(pair[0]);
+  const int ctl = filler < 0 ? -1 : xcpsock::connect_unix(xcpsock::stackd_address(stackd));
+  if (ctl < 0) {
+    close_keep_errno(pair[0]);
+    close_keep_errno(pair[1]);
+    return -1;
+  }
+  Request req = base_request(xcpsock::Op::kConnect, o);
+  req.addr = ntohl(dst->sin_addr.s_addr);
+  req.port = ntohs(dst->sin_port);
+  req.filler = static_cast<uint32_t>(filler);
+  const bool sent = xcpsock::send_message(ctl, &req, sizeof req, pair[1]) == static_cast<ssize_t>(sizeof req);
+  close_keep_errno(pair[1]);
+  if (!sent) {
+    close_keep_errno(ctl);
+    close_keep_errno(pair[0]);
+    return -1;
+  }
+  *pending = ctl;
+  return pair[0];
+}
+
+int xcpsock_connect_result(int pending, int wait, sockaddr_in* local) {
+  Reply rep;
+  if (read_reply(pending, rep, wait != 0) != 0) return -1;
+  fill(local, rep.local_addr, rep.local_port);
+  return 0;
+}
+
+int xcpsock_set_sndbuf(const char* stackd, const sockaddr_in* local, const sockaddr_in* peer, uint32_t bytes) {
+  if (local == nullptr || peer == nullptr) {
+    errno = EINVAL;
+    return -1;
+  }
+  const int ctl = xcpsock::connect_unix(xcpsock::stackd_address(stackd));
+  if (ctl < 0) return -1;
+  Request req = base_request(xcpsock::Op::kSetSndbuf, nullptr);
+  req.addr = ntohl(peer->sin_addr.s_addr);
+  req.port = ntohs(peer->sin_port);
+  req.local_port = ntohs(local->sin_port);
+  req.sndbuf = bytes;
+  Reply rep;
+  const int rc = exchange(ctl, req, -1, rep);
+  close_keep_errno(ctl);
+  return rc;
 }
 
 int xcpsock_listen(const char* stackd, const sockaddr_in* local, const xcpsock_options* o, int backlog) {

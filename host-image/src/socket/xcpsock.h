@@ -33,8 +33,10 @@ enum xcpsock_cc {
 };
 
 struct xcpsock_options {
-  int cc;            /* enum xcpsock_cc */
-  uint64_t rate_bps; /* XCP desired rate (bits/s); 0 = unlimited */
+  int cc;                /* enum xcpsock_cc */
+  uint64_t rate_bps;     /* XCP desired rate (bits/s); 0 = unlimited */
+  uint32_t sndbuf_bytes; /* most bytes the stack holds unacknowledged; 0 = automatic
+                            (twice the congestion window, within the daemon's bound) */
 };
 
 /* Per-connection state as the daemon sees it (units in the names). */
@@ -63,6 +65,21 @@ const char* xcpsock_cc_name(int cc);
  * descriptor (O_CLOEXEC, blocking); `local` (may be NULL) gets our address. */
 int xcpsock_connect(const char* stackd, const struct sockaddr_in* dst, const struct xcpsock_options* o,
                     struct sockaddr_in* local);
+/* Starts a connection without waiting (a non-blocking connect): returns its
+ * descriptor at once, made unwritable until the handshake ends, then
+ * writable (poll/select/epoll POLLOUT) whether it succeeded or failed;
+ * `*pending` gets a descriptor (O_CLOEXEC) that xcpsock_connect_result()
+ * reads the outcome from. */
+int xcpsock_connect_start(const char* stackd, const struct sockaddr_in* dst, const struct xcpsock_options* o,
+                          int* pending);
+/* The outcome of xcpsock_connect_start(): 0 (connected; `local` may be
+ * NULL), -1 with errno EINPROGRESS while the handshake runs (when
+ * `wait` is 0), else -1 with the connection's error (ECONNREFUSED,
+ * ETIMEDOUT, ...). Once it returned 0 or an error, close `pending`. */
+int xcpsock_connect_result(int pending, int wait, struct sockaddr_in* local);
+/* SO_SNDBUF of a live connection (the value as the kernel stores it). */
+int xcpsock_set_sndbuf(const char* stackd, const struct sockaddr_in* local, const struct sockaddr_in* peer,
+                       uint32_t bytes);
 /* Listens on `local`'s port (any address). Returns the listening descriptor. */
 int xcpsock_listen(const char* stackd, const struct sockaddr_in* local, const struct xcpsock_options* o,
                    int backlog);

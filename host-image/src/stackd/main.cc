@@ -1,4 +1,5 @@
 // xcp-stackd: the XCP socket stack of one host (docs/socket-stack.md).
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -15,10 +16,14 @@ namespace {
 constexpr const char* kUsage =
     "usage: xcp-stackd [--socket ADDR] [--cc xcp|newreno|hstcp] [--ttl N]\n"
     "                  [--max-connections N] [--max-backlog-bytes N] [--install-icmp-filter]\n"
-    "                  [--json-stream SECONDS]\n"
+    "                  [--max-send-buffer-bytes N] [--receive-buffer-bytes N] [--json-stream SECONDS]\n"
     "  --socket ADDR   where applications reach the stack (default $XCP_STACKD_SOCKET or\n"
     "                  @xcp-stackd; '@' = abstract, private to the network namespace)\n"
     "  --cc NAME       controller of sockets that choose none (default xcp)\n"
+    "  --max-send-buffer-bytes N  most unacknowledged bytes per connection (SO_SNDBUF is\n"
+    "                  honoured up to it; default 4194304, else twice the window)\n"
+    "  --receive-buffer-bytes N   per connection: the advertised window is what of it the\n"
+    "                  application has not left unread (default 4194304)\n"
     "  --json-stream SECONDS  JSON lines on stdout: start, each listen, every connection's\n"
     "                  cwnd/srtt/bytes/feedback every SECONDS (0.01..60), each close\n";
 
@@ -65,6 +70,12 @@ int main(int argc, char** argv) {
     } else if (a == "--max-backlog-bytes") {
       cfg.max_backlog_bytes = number(a, v, 1ul << 30);
       ++i;
+    } else if (a == "--max-send-buffer-bytes") {
+      cfg.max_send_buffer_bytes = std::max(number(a, v, 1ul << 30), 2ul * xcpsock::kMssBytes);
+      ++i;
+    } else if (a == "--receive-buffer-bytes") {
+      cfg.receive_buffer_bytes = static_cast<uint32_t>(std::max(number(a, v, 1ul << 30), 2ul * xcpsock::kMssBytes));
+      ++i;
     } else if (a == "--json-stream" && v != nullptr) {
       char* end = nullptr;
       const double sec = std::strtod(argv[++i], &end);
@@ -79,6 +90,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "xcp-stackd: unknown or incomplete argument %s\n%s", argv[i], kUsage);
       return 2;
     }
+  }
+  if (cfg.max_backlog_bytes < cfg.receive_buffer_bytes) {
+    std::fprintf(stderr, "xcp-stackd: --max-backlog-bytes %zu is below --receive-buffer-bytes %u: a reader that "
+                 "sleeps would be reset before its window closes\n", cfg.max_backlog_bytes, cfg.receive_buffer_bytes);
+    return 2;
   }
   try {
     if (icmp_filter) xcphost::install_icmp_filter();

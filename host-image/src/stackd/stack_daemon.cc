@@ -12,6 +12,7 @@
 
 #include "app/host_stack.hh"
 #include "socket/unix_channel.hh"
+#include "xcp/header.hh"
 
 namespace xcpstackd {
 namespace {
@@ -48,10 +49,31 @@ Reply error_reply(int err) {
   return r;
 }
 
+// Protocol-253 raw sockets open in this network namespace: /proc/net/raw's
+// local_address is ADDR:PROTOCOL in hex. -1 when it cannot be read.
+int raw_sockets_of_protocol_253() {
+  std::FILE* f = std::fopen("/proc/self/net/raw", "re");
+  if (f == nullptr) return -1;
+  int n = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned slot = 0, addr = 0, proto = 0;
+    if (std::sscanf(line, " %u: %x:%x", &slot, &addr, &proto) == 3 && proto == xcp::kIpProtoXcp) ++n;
+  }
+  std::fclose(f);
+  return n;
+}
+
+DaemonConfig with_buffers(DaemonConfig cfg) {
+  cfg.defaults.send_buffer_bytes = cfg.max_send_buffer_bytes;
+  cfg.defaults.receive_window_bytes = cfg.receive_buffer_bytes;
+  return cfg;
+}
+
 }  // namespace
 
 StackDaemon::StackDaemon(const DaemonConfig& cfg, const xcp::Clock& clock)
-    : cfg_(cfg),
+    : cfg_(with_buffers(cfg)),
       clock_(clock),
       sock_(cfg.raw),
       tx_(sock_),
@@ -60,7 +82,21 @@ StackDaemon::StackDaemon(const DaemonConfig& cfg, const xcp::Clock& clock)
       ctl_(static_cast<int>(xcp::check_syscall("listen on " + cfg.address,
                                                xcpsock::listen_unix(cfg.address.c_str())))),
       next_port_(static_cast<uint16_t>(kPortLow + std::random_device{}() % (kPortHigh - kPortLow))),
-      report_(cfg.report_interval > xcp::Duration::zero() ? stdout : nullptr, cfg.report_interval, clock.now()) {}
+      report_(cfg.report_interval > xcp::Duration::zero() ? stdout : nullptr, cfg.report_interval, clock.now()) {
+  if (cfg_.unowned_syn != UnownedSyn::kIgnore) ep_.set_reset_unowned_syn([this] { return may_refuse_syn(); });
+}
+
+bool StackDaemon::may_refuse_syn() {
+  bool refuse = cfg_.unowned_syn == UnownedSyn::kReset;
+  if (cfg_.unowned_syn == UnownedSyn::kAuto) {
+    const xcp::Timestamp now = clock_.now();
+    if (last_raw_check_ && now - *last_raw_check_ < xcp::Duration::milliseconds(10)) return false;
+    last_raw_check_ = now;
+    refuse = raw_sockets_of_protocol_253() == 1;  // ours alone
+  }
+  if (refuse) ++stats_.refused_syns;
+  return refuse;
+}
 
 xcphost::ConnectionConfig StackDaemon::config_for(const Request& req) const {
   xcphost::ConnectionConfig c = cfg_.defaults;
@@ -110,6 +146,7 @@ void StackDaemon::on_request(xcp::FileDescriptor ctl) {
       return;
     case xcpsock::Op::kListen: do_listen(std::move(ctl), req); return;
     case xcpsock::Op::kInfo: do_info(ctl.get(), req); return;
+    case xcpsock::Op::kSetSndbuf: do_set_sndbuf(ctl.get(), req); return;
   }
   ++stats_.bad_requests;
   send_reply(ctl.get(), error_reply(EPROTO));
@@ -128,7 +165,9 @@ void StackDaemon::do_connect(xcp::FileDescriptor ctl, const Request& req, xcp::F
   }
   ++stats_.connects;
   Stream& s = streams_.emplace_back();
-  s.app = std::make_unique<AppStream>(std::move(app), cfg_.max_backlog_bytes);
+  s.app = make_app(std::move(app));
+  s.app->set_sndbuf(req.sndbuf);
+  s.app->set_discard(req.filler);
   s.reply_to = std::move(ctl);
   xcphost::ConnectionConfig cfg = config_for(req);
   s.cc = cfg.cc;
@@ -150,23 +189,44 @@ void StackDaemon::do_listen(xcp::FileDescriptor ctl, const Request& req) {
   ok.local_addr = req.addr;
   ok.local_port = port;
   send_reply(ctl.get(), ok);
-  listeners_[port] = Listener{std::move(ctl), std::clamp<uint32_t>(req.backlog, 1, xcpsock::kMaxBacklog), 0, cfg.cc};
+  listeners_[port] =
+      Listener{std::move(ctl), std::clamp<uint32_t>(req.backlog, 1, xcpsock::kMaxBacklog), 0, cfg.cc, req.sndbuf};
   report_.listening(port);
 }
 
-void StackDaemon::do_info(int ctl, const Request& req) {
+std::unique_ptr<AppStream> StackDaemon::make_app(xcp::FileDescriptor fd) const {
+  return std::make_unique<AppStream>(std::move(fd), cfg_.max_backlog_bytes, cfg_.max_send_buffer_bytes);
+}
+
+StackDaemon::Stream* StackDaemon::find_stream(const Request& req) {
   const xcphost::FlowKey key{req.addr, req.local_port, req.port};
-  for (const Stream& s : streams_) {
+  for (Stream& s : streams_) {
     const xcphost::Connection* c = s.app->connection();
-    if (c != nullptr && c->key() == key) {
-      Reply r;
-      r.info = connection_info(*c);
-      r.info.cc = xcpsock_cc_from_name(std::string(xcphost::to_string(s.cc)).c_str());
-      send_reply(ctl, r);
-      return;
-    }
+    if (c != nullptr && c->key() == key) return &s;
   }
-  send_reply(ctl, error_reply(ENOTCONN));
+  return nullptr;
+}
+
+void StackDaemon::do_info(int ctl, const Request& req) {
+  const Stream* s = find_stream(req);
+  if (s == nullptr) {
+    send_reply(ctl, error_reply(ENOTCONN));
+    return;
+  }
+  Reply r;
+  r.info = connection_info(*s->app->connection());
+  r.info.cc = xcpsock_cc_from_name(std::string(xcphost::to_string(s->cc)).c_str());
+  send_reply(ctl, r);
+}
+
+void StackDaemon::do_set_sndbuf(int ctl, const Request& req) {
+  Stream* s = find_stream(req);
+  if (s == nullptr) {
+    send_reply(ctl, error_reply(ENOTCONN));
+    return;
+  }
+  s->app->set_sndbuf(req.sndbuf);
+  send_reply(ctl, Reply{});
 }
 
 xcphost::ConnectionHandler* StackDaemon::on_syn(uint16_t port, xcphost::Connection& c) {
@@ -175,13 +235,16 @@ xcphost::ConnectionHandler* StackDaemon::on_syn(uint16_t port, xcphost::Connecti
   if (streams_.size() > cfg_.max_connections || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
     ++stats_.refused_limit;
     s.reject = true;
-    s.app = std::make_unique<AppStream>(xcp::FileDescriptor(), cfg_.max_backlog_bytes);
+    s.app = make_app(xcp::FileDescriptor());
   } else {
-    s.app = std::make_unique<AppStream>(xcp::FileDescriptor(pair[1]), cfg_.max_backlog_bytes);
+    s.app = make_app(xcp::FileDescriptor(pair[1]));
     s.app_end = xcp::FileDescriptor(pair[0]);
   }
   s.listener_port = port;
-  if (auto it = listeners_.find(port); it != listeners_.end()) s.cc = it->second.cc;
+  if (auto it = listeners_.find(port); it != listeners_.end()) {
+    s.cc = it->second.cc;
+    s.app->set_sndbuf(it->second.sndbuf);
+  }
   s.app->attach(c);
   return s.app.get();
 }
@@ -253,12 +316,18 @@ void StackDaemon::step_streams(xcp::Timestamp now) {
         r.remote_port = c->key().remote_port;
       } else {
         r = error_reply(errno_of(s.active != nullptr ? s.active->error() : xcphost::ConnError::kNone));
+        a.drop_filler_now();
       }
       send_reply(s.reply_to.get(), r);
       s.reply_to.close();
     }
     if (s.app_end.valid() && c != nullptr && a.established()) deliver(s);
-    if (a.fd() >= 0) a.flush_to_app();
+    if (a.fd() >= 0) {
+      const uint64_t held = a.backlog_bytes();
+      a.flush_to_app();
+      // The application took bytes: the reopened window may be owed to the peer now.
+      if (c != nullptr && a.backlog_bytes() < held) c->pump(now);
+    }
     const bool undelivered_and_gone = s.app_end.valid() && c == nullptr;
     if (a.finished() || undelivered_and_gone || a.fd() < 0) {
       if (c != nullptr) c->abort(now, xcphost::ConnError::kReset);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,12 +28,26 @@
 
 namespace xcpstackd {
 
+// A SYN to a port no listener of the daemon holds: refuse it with RST (the
+// client's connect fails with ECONNREFUSED at once, as a kernel's TCP does),
+// or let it go unanswered (the client's connect times out). kAuto refuses
+// while the daemon owns the only protocol-253 raw socket of its network
+// namespace (/proc/self/net/raw), so no other stack (an xcpperf) could own
+// the port; at most one look per 10 ms, else unanswered.
+enum class UnownedSyn { kAuto, kReset, kIgnore };
+
 struct DaemonConfig {
   std::string address = "@xcp-stackd";    // socket/unix_channel.hh
   xcphost::ConnectionConfig defaults;       // every socket's settings but its cc and rate
   xcphost::RawSocketConfig raw;
   size_t max_backlog_bytes = size_t{16} << 20;  // per connection, see AppStream
+  // Per connection: the largest send limit (SO_SNDBUF or the automatic one,
+  // AppStream::send_limit) and the receive buffer whose free space is the
+  // window advertised to the peer (what a slow reader leaves unread counts).
+  size_t max_send_buffer_bytes = size_t{4} << 20;
+  uint32_t receive_buffer_bytes = uint32_t{4} << 20;
   size_t max_connections = 4096;                // bounds the daemon's memory
+  UnownedSyn unowned_syn = UnownedSyn::kAuto;
   // --json-stream: per-connection state every `report_interval` on stdout
   // (stackd/stats_report.hh); zero = off.
   xcp::Duration report_interval = xcp::Duration::zero();
@@ -45,6 +60,7 @@ struct DaemonStats {
   uint64_t accepts = 0;
   uint64_t refused_limit = 0;  // over max_connections or a listener's backlog
   uint64_t overflow_resets = 0;
+  uint64_t refused_syns = 0;  // SYNs to ports nobody listens on, answered with RST
 };
 
 class StackDaemon {
@@ -78,6 +94,7 @@ class StackDaemon {
     uint32_t backlog = 1;
     uint32_t queued = 0;       // established, not yet taken by the application
     xcphost::CcKind cc = xcphost::CcKind::kNewReno;
+    uint32_t sndbuf = 0;       // SO_SNDBUF the listening socket had: its connections inherit it
   };
 
   void accept_control();
@@ -85,6 +102,9 @@ class StackDaemon {
   void do_connect(xcp::FileDescriptor ctl, const xcpsock::Request& req, xcp::FileDescriptor app);
   void do_listen(xcp::FileDescriptor ctl, const xcpsock::Request& req);
   void do_info(int ctl, const xcpsock::Request& req);
+  void do_set_sndbuf(int ctl, const xcpsock::Request& req);
+  Stream* find_stream(const xcpsock::Request& req);
+  std::unique_ptr<AppStream> make_app(xcp::FileDescriptor fd) const;
   xcphost::ConnectionHandler* on_syn(uint16_t port, xcphost::Connection& c);
   xcphost::ConnectionConfig config_for(const xcpsock::Request& req) const;
   // After the endpoint ran: replies, deliveries, flushing, reaping.
@@ -93,6 +113,7 @@ class StackDaemon {
   void close_listener(uint16_t port);
   void report_closed(const Stream& s, const xcphost::Connection* c);
   uint16_t ephemeral_port(uint32_t remote_addr);
+  bool may_refuse_syn();
 
   DaemonConfig cfg_;
   const xcp::Clock& clock_;
@@ -107,6 +128,7 @@ class StackDaemon {
   uint16_t next_port_;
   DaemonStats stats_;
   StatsReport report_;
+  std::optional<xcp::Timestamp> last_raw_check_;
 };
 
 }  // namespace xcpstackd

@@ -76,6 +76,7 @@ void Connection::finish(ConnState s, ConnError e) {
   state_ = s;
   error_ = e;
   rto_deadline_ = xcp::Timestamp::max();
+  persist_deadline_ = xcp::Timestamp::max();
   if (handler_) handler_->on_closed(*this);
 }
 
@@ -156,8 +157,11 @@ void Connection::on_ack_field(const xcp::XcpHeader& shim, const SegmentHeader& s
   // Without SACK (NewReno/Reno modes) blocks a peer sends anyway are ignored.
   const size_t blocks = mode() == LossRecovery::kSack ? seg.sack_count : 0;
   if (blocks > 0) peer_sends_sack_ = true;
-  const AckUpdate upd =
-      board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), blocks), carries_data);
+  // An ACK that opens the peer's window is a window update, not a duplicate
+  // (RFC 5681 §2: a duplicate leaves the advertised window unchanged).
+  const bool window_update = seg.ack + seg.window_bytes > peer_window_end_;
+  const AckUpdate upd = board_.on_ack(seg.ack, std::span<const SackBlock>(seg.sacks.data(), blocks),
+                                      carries_data || window_update);
   // Without SACK the scoreboard takes each duplicate ACK as a segment
   // delivered past a hole (tcp_add_reno_sack). Outside fast recovery an advance
   // of snd_una ends what the duplicates before it meant (reordering,
@@ -223,7 +227,7 @@ xcp::Timestamp Connection::idle_deadline() const {
 }
 
 xcp::Timestamp Connection::next_deadline() const {
-  return std::min({rto_deadline_, rx_.delack_deadline(), idle_deadline(), probe_deadline()});
+  return std::min({rto_deadline_, rx_.delack_deadline(), idle_deadline(), probe_deadline(), persist_deadline_});
 }
 
 void Connection::on_timer(xcp::Timestamp now) {
@@ -233,6 +237,7 @@ void Connection::on_timer(xcp::Timestamp now) {
     if (rx_.ack_owed()) pump(now);
   }
   if (probe_deadline() <= now) send_probe(now);
+  if (persist_deadline_ <= now) send_window_probe(now);
   if (rto_deadline_ <= now) on_retransmission_timeout(now);
   if (!done() && idle_deadline() <= now) abort(now, ConnError::kTimedOut);
 }

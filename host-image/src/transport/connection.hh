@@ -51,6 +51,7 @@ struct ConnectionStats {
   uint64_t retransmits = 0;          // segments retransmitted
   uint64_t timeouts = 0;             // retransmission timeouts
   uint64_t tail_probes = 0;          // probes sent after ~2 RTT without an ACK
+  uint64_t window_probes = 0;        // 1-byte probes of a closed peer receive window
   uint64_t fast_recoveries = 0;
   int64_t feedback_bytes = 0;        // sum of H_reverse_feedback received
   uint64_t packets_sent = 0;
@@ -92,6 +93,10 @@ class Connection final : private ReceiveSink {
   const CongestionController& controller() const { return *cc_; }
   const RttEstimator& rtt() const { return rtt_; }
   size_t send_space() const { return send_buf_.free_space(); }
+  // Bytes written and not yet acknowledged (sent or waiting to be).
+  size_t send_buffered() const { return send_buf_.size(); }
+  // What the peer's last ACKs allow beyond snd_nxt (0: its window is closed).
+  uint64_t peer_window_left() const;
   bool closing() const { return fin_queued_; }
   bool peer_finished() const { return rx_.fin_received(); }
   uint64_t bytes_in_flight() const { return board_.pipe(); }
@@ -123,7 +128,15 @@ class Connection final : private ReceiveSink {
   void send_segment(uint64_t seq, uint32_t len, bool fin, bool retransmit, xcp::Timestamp now);
   void send_control(uint8_t flags, xcp::Timestamp now);  // SYN, SYN-ACK, pure ACK, RST
   size_t write_packet(const SegmentHeader& seg, bool standard, std::span<uint8_t> out);
-  void fill_ack_fields(SegmentHeader& seg) const;
+  void fill_ack_fields(SegmentHeader& seg);
+  // The receive window we advertise: the handler's unread bytes count against it.
+  uint32_t advertised_window() const;
+  // The application took enough bytes that the sender should hear of the
+  // reopened window now (RFC 1122 §4.2.3.3 receiver side of SWS avoidance).
+  bool window_update_due() const;
+  // Arms or clears the zero-window probe timer (RFC 9293 §3.8.6.1).
+  void update_persist(xcp::Timestamp now);
+  void send_window_probe(xcp::Timestamp now);
   void arm_rto(xcp::Timestamp now);
   void check_lost_head_retransmission(const SegmentHeader& seg, xcp::Timestamp now);
   xcp::Timestamp idle_deadline() const;
@@ -179,6 +192,11 @@ class Connection final : private ReceiveSink {
   xcp::Timestamp last_ack_at_;
   bool probe_sent_ = false;
   xcp::Timestamp rto_deadline_ = xcp::Timestamp::max();
+  // Receiver: right edge (rcv_nxt + window) of the last window we sent.
+  uint64_t adv_right_edge_ = 0;
+  // Sender: the peer's window is closed with nothing outstanding; probe then.
+  xcp::Timestamp persist_deadline_ = xcp::Timestamp::max();
+  uint32_t persist_backoff_ = 0;
 
 };
 

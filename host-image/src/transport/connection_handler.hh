@@ -20,6 +20,11 @@ class ConnectionHandler {
   virtual void on_send_space(Connection&) {}
   // Terminal: closed cleanly or failed (see Connection::error()).
   virtual void on_closed(Connection&) {}
+  // Bytes on_data() handed over that the application has not taken yet (a
+  // socket stack holding them for a slow reader): they occupy the receive
+  // window, so the advertised window shrinks and the sender waits (flow
+  // control). Zero for a handler that consumes on_data() at once.
+  virtual uint64_t unread_bytes() const { return 0; }
 };
 
 }  // namespace xcphost

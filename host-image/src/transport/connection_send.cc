@@ -25,11 +25,61 @@ uint64_t Connection::window_pipe() const {
   return board_.pipe();
 }
 
+uint64_t Connection::peer_window_left() const {
+  const uint64_t nxt = board_.snd_nxt();
+  return peer_window_end_ > nxt ? peer_window_end_ - nxt : 0;
+}
+
+uint32_t Connection::advertised_window() const {
+  return rx_.window(handler_ != nullptr ? handler_->unread_bytes() : 0);
+}
+
+bool Connection::window_update_due() const {
+  if (state_ != ConnState::kEstablished || rx_.fin_received()) return false;
+  const uint64_t rcv_nxt = rx_.rcv_nxt();
+  const uint64_t right = rcv_nxt + advertised_window();
+  const uint64_t left_open = adv_right_edge_ > rcv_nxt ? adv_right_edge_ - rcv_nxt : 0;
+  // Only when what the sender may still send is under half the buffer (it is
+  // waiting, or soon will), and the window grew by two segments (or half a
+  // small buffer): no update for every byte a slow reader takes.
+  const uint64_t step = std::max<uint64_t>(1, std::min<uint64_t>(rx_.capacity() / 2, 2 * uint64_t{cfg_.mss_bytes}));
+  return left_open < rx_.capacity() / 2 && right >= adv_right_edge_ + step;
+}
+
+void Connection::update_persist(xcp::Timestamp now) {
+  const uint64_t nxt = board_.snd_nxt();
+  const bool blocked = state_ == ConnState::kEstablished && board_.outstanding_bytes() == 0 && nxt < write_end_ &&
+                       nxt >= peer_window_end_;
+  if (!blocked) {
+    persist_deadline_ = xcp::Timestamp::max();
+    if (nxt < peer_window_end_) persist_backoff_ = 0;
+    return;
+  }
+  if (persist_deadline_ != xcp::Timestamp::max()) return;
+  // RTO-based, doubling per unanswered probe, at most 10 s apart (well
+  // inside the peer's idle timeout: its probes keep the connection alive).
+  const xcp::Duration d = rtt_.rto() * static_cast<double>(1u << std::min<uint32_t>(persist_backoff_, 6));
+  persist_deadline_ = now + std::min(d, xcp::Duration::seconds(10));
+}
+
+void Connection::send_window_probe(xcp::Timestamp now) {
+  persist_deadline_ = xcp::Timestamp::max();
+  ++persist_backoff_;
+  const uint64_t nxt = board_.snd_nxt();
+  if (!writer_.has_room() || nxt >= write_end_ || nxt < peer_window_end_) return;
+  ++stats_.window_probes;
+  // One byte of new data beyond the window: the receiver takes in-order
+  // bytes whatever its window and answers with its current one.
+  send_segment(nxt, 1, false, false, now);
+}
+
 void Connection::pump(xcp::Timestamp now) {
   if (state_ == ConnState::kEstablished) {
     if (handler_ && !fin_queued_ && send_buf_.free_space() > 0) handler_->on_send_space(*this);
     while (writer_.has_room() && send_one(now)) {
     }
+    update_persist(now);
+    if (window_update_due()) rx_.request_ack();
   }
   if (rx_.ack_owed() && !done() && state_ != ConnState::kSynSent && writer_.has_room()) {
     send_control(seg_flags::kAck, now);
@@ -94,12 +144,13 @@ void Connection::send_probe(xcp::Timestamp now) {
   }
 }
 
-void Connection::fill_ack_fields(SegmentHeader& seg) const {
+void Connection::fill_ack_fields(SegmentHeader& seg) {
   seg.src_port = key_.local_port;
   seg.dst_port = key_.remote_port;
   seg.ack = rx_.rcv_nxt();
-  seg.window_bytes = rx_.window();
+  seg.window_bytes = advertised_window();
   seg.ts_ecr_us = rx_.ts_recent();
+  adv_right_edge_ = std::max(adv_right_edge_, seg.ack + seg.window_bytes);
 }
 
 void Connection::send_segment(uint64_t seq, uint32_t len, bool fin, bool retransmit,

@@ -65,6 +65,10 @@ void Endpoint::on_packet(uint32_t src_addr, std::span<const uint8_t> ip_payload,
   auto lit = listeners_.find(seg->dst_port);
   if (lit == listeners_.end()) {
     ++stats_.not_ours;
+    if (seg->has(seg_flags::kSyn) && !seg->has(seg_flags::kAck) && !seg->has(seg_flags::kRst) && reset_unowned_ &&
+        reset_unowned_()) {
+      send_reset(src_addr, *seg, now);
+    }
     return;
   }
   if (seg->has(seg_flags::kRst)) return;

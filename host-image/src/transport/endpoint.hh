@@ -43,6 +43,13 @@ class Endpoint {
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
+  // Decides whether a SYN to a port nobody here listens on is answered with
+  // RST (the client's connect then fails at once with "refused"), asked per
+  // such SYN. Unset (the default): ignored, since another process's
+  // endpoint on this host may own the port.
+  using ResetPolicy = std::function<bool()>;
+  void set_reset_unowned_syn(ResetPolicy p) { reset_unowned_ = std::move(p); }
+
   // Accepts connections to `port` with `cfg` (the client's SYN chooses nothing).
   void listen(uint16_t port, const ConnectionConfig& cfg, Acceptor acceptor);
   // New SYNs to `port` are no longer accepted; its connections carry on.
@@ -84,6 +91,7 @@ class Endpoint {
   std::unordered_map<FlowKey, Entry, FlowKeyHash> conns_;
   std::unordered_map<uint16_t, uint32_t> client_ports_;  // local port -> connections
   EndpointStats stats_;
+  ResetPolicy reset_unowned_;
 };
 
 }  // namespace xcphost

@@ -58,8 +58,8 @@ void ReceiveSide::on_delack_timer(xcp::Timestamp now) {
   if (unacked_segments_ > 0) ack_now_ = true;
 }
 
-uint32_t ReceiveSide::window() const {
-  const uint64_t held = reasm_.held_bytes();
+uint32_t ReceiveSide::window(uint64_t unread) const {
+  const uint64_t held = reasm_.held_bytes() + unread;
   return held >= window_ ? 0 : static_cast<uint32_t>(window_ - held);
 }
 

@@ -49,8 +49,10 @@ class ReceiveSide {
   void on_delack_timer(xcp::Timestamp now);
 
   uint64_t rcv_nxt() const { return rcv_nxt_; }
-  // Advertised window: the configured window minus out-of-order bytes held.
-  uint32_t window() const;
+  // Advertised window: the configured window minus out-of-order bytes held
+  // and minus `unread` in-order bytes the application has not taken yet.
+  uint32_t window(uint64_t unread = 0) const;
+  uint32_t capacity() const { return window_; }
   size_t sack_blocks(std::span<SackBlock> out) const { return reasm_.sack_blocks(out); }
   uint32_t ts_recent() const { return ts_recent_; }
   bool fin_received() const { return fin_received_; }
