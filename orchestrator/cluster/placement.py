@@ -128,6 +128,10 @@ def _refine(g: nx.Graph, part: dict[str, str], share: dict[str, float]) -> None:
             for u, data in g[v].items():
                 towards[part[u]] += data["capacity"]
             best, gain = here, 0
+            # the move may not leave its machine below its share by more than IMBALANCE
+            # (without this, refinement drains a machine into its neighbours)
+            if load[here] - g.nodes[v]["load"] < share[here] * (1 - IMBALANCE):
+                continue
             for m, w in sorted(towards.items()):
                 fits = load[m] + g.nodes[v]["load"] <= share[m] * (1 + IMBALANCE)
                 if m != here and fits and w - towards.get(here, 0) > gain:

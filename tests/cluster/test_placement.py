@@ -104,7 +104,11 @@ def test_generated_thousands_of_nodes_place_as_the_bench_does() -> None:
     f = b.figures(unit, arcs, inv)
     assert not f["refused"] and f["cut_max_over_limit"] < 0.5, f
     assert f["crossing_fraction"] < 0.05, f
+    assert f["load_min_over_share"] >= 1 - IMBALANCE - 1e-6, f  # no machine drained
     unit, arcs = b.ba(nodes=2000, routers=1000)
     f = b.figures(unit, arcs, inv)
     assert f["crossing_fraction"] > 0.2, f  # a power-law graph has no small cut
     assert f["refused"] == (f["cut_max_over_limit"] > 1.0), f
+    # refinement keeps every machine within IMBALANCE of its share, both ways
+    assert f["load_max_over_share"] <= 1 + IMBALANCE + 1e-6, f
+    assert f["load_min_over_share"] >= 1 - IMBALANCE - 1e-6, f
