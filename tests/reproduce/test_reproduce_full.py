@@ -30,12 +30,14 @@ SINGLE_RUNS = [
     "sigcomm02/rtt-fairness-tcp.yaml",
     "sigcomm02/convergence.yaml",
 ]
-# Seed 000's XCP-i scenarios with the oracle estimator (docs/reproductions.md,
-# "XCP-i (seed 000)"); checks xcplab does not reproduce are marked in the specs.
+# Seed 000's XCP-i scenarios with the oracle estimator, and the two specs written for
+# the chirp estimator (docs/reproductions.md, "XCP-i (seed 000)"); checks xcplab does
+# not reproduce are marked in the specs.
 XCPI_RUNS = [
     "xcpi/fig2c-xcpi-oracle.yaml",
     "xcpi/fig4-asym-sender-cloud-oracle.yaml",
     "xcpi/fig4-asym-receiver-cloud-oracle.yaml",
+    "xcpi/fig2c-xcpi-chirp.yaml",                 # r3's V on r1's chirps
     "xcpi/fig4-asym-receiver-cloud-chirp.yaml",  # the receiver's V on r1's chirps
     "xcpi/fig5-peering-oracle.yaml",
     "xcpi/fig7-merge-oracle.yaml",
