@@ -20,7 +20,7 @@ from bench.bench_transport import _VethPath
 from tests.stop_process import stop_process
 from xcplab_contract.paths import tool
 
-FLOWS = (1, 16, 64, 256, 1024)
+FLOWS = (1, 16, 64, 256, 512, 1024)
 DURATION_S = 3
 
 
