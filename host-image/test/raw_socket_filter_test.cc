@@ -177,6 +177,24 @@ TEST_F(RawSocketFilterTest, IpOptionsMoveTheShimAndTheFilterFollows) {
   EXPECT_EQ(drain(mine, 2, std::chrono::milliseconds(500)), std::set<uint16_t>{1});
 }
 
+TEST_F(RawSocketFilterTest, AttachingDiscardsWhatCameBeforeTheFilter) {
+  RawSocketConfig cfg;
+  cfg.buffer_bytes = 1 << 20;
+  RawSocket late(cfg);
+  RawSocket sender(cfg);
+  const PortRange nobody{1, 1};
+  sender.set_port_filter(std::span(&nobody, 1));
+  send_to_loopback(sender, segment(45300, 1));  // another process's, queued unfiltered
+  RawSocket all(cfg);
+  send_to_loopback(sender, segment(45300, 2));
+  ASSERT_EQ(drain(all, 1, std::chrono::milliseconds(1000)), std::set<uint16_t>{2});  // loopback delivered
+  const PortRange p{45301, 45301};
+  late.set_port_filter(std::span(&p, 1));
+  EXPECT_GE(late.discarded_before_filter(), 2u);
+  send_to_loopback(sender, segment(45301, 3));
+  EXPECT_EQ(drain(late, 2, std::chrono::milliseconds(300)), std::set<uint16_t>{3});
+}
+
 TEST_F(RawSocketFilterTest, KernelDropsCountAFullReceiveBuffer) {
   RawSocketConfig small;
   small.buffer_bytes = 4096;  // the kernel's minimum-ish: a few packets

@@ -118,6 +118,13 @@ void RawSocket::set_port_filter(std::span<const PortRange> ranges) {
   const sock_fprog fprog{static_cast<unsigned short>(prog.size()), prog.data()};
   xcp::check_syscall("setsockopt(SO_ATTACH_FILTER)",
                      setsockopt(fd_.get(), SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof fprog));
+  if (!filtered_) {
+    // What arrived between socket() and now passed no filter: discard it
+    // (libpcap does the same). The caller attaches before it sends or listens,
+    // so none of it can be ours.
+    uint8_t scratch[64];
+    while (recv(fd_.get(), scratch, sizeof scratch, MSG_DONTWAIT | MSG_TRUNC) >= 0) ++discarded_before_filter_;
+  }
   filtered_ = true;
 }
 

@@ -68,9 +68,11 @@ class RawSocket {
   int receive_buffer_bytes() const { return rcvbuf_; }
 
   // Attaches (or replaces) the kernel filter: see port_filter_program().
-  // Packets queued before the call stay queued.
+  // The first call discards what was queued before it (unfiltered copies of
+  // other processes' packets), so call it before sending or listening.
   void set_port_filter(std::span<const PortRange> ranges);
   bool filtered() const { return filtered_; }
+  uint64_t discarded_before_filter() const { return discarded_before_filter_; }
 
   // Packets the kernel dropped on this socket because its receive buffer was
   // full (sk_drops, /proc/net/raw's "drops" column for this socket's inode);
@@ -82,6 +84,7 @@ class RawSocket {
   int sndbuf_ = 0;
   int rcvbuf_ = 0;
   bool filtered_ = false;
+  uint64_t discarded_before_filter_ = 0;
 };
 
 }  // namespace xcphost
