@@ -205,6 +205,34 @@ TEST_F(StackdTest, ErrorsAreErrnoValues) {
   close(again);
 }
 
+// A program that closes a connection with bytes it never read resets it, as
+// a kernel's TCP sends RST then; the other end reads EOF (a socketpair
+// carries no reset) and the daemon says how its connection ended.
+TEST_F(StackdTest, ClosingWithUnreadBytesResetsThePeerAndTheDaemonKnowsItsFate) {
+  const sockaddr_in srv = loopback(47110);
+  const int l = xcpsock_listen(addr(), &srv, nullptr, 4);
+  ASSERT_GE(l, 0);
+  sockaddr_in local{};
+  const int c = xcpsock_connect(addr(), &srv, nullptr, &local);
+  ASSERT_GE(c, 0);
+  const int s = xcpsock_accept(l, nullptr, nullptr, 0);
+  ASSERT_GE(s, 0);
+  ASSERT_TRUE(write_all(c, pattern(64 << 10, 2)));
+  pollfd p{s, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 2000), 1);  // bytes wait unread in the server's descriptor
+  EXPECT_EQ(xcpsock_fate(addr(), &local, &srv), 0);  // alive
+  close(s);
+  char b;
+  EXPECT_EQ(read(c, &b, 1), 0);  // the client's descriptor: EOF
+  int fate = 0;
+  for (int i = 0; i < 100 && (fate = xcpsock_fate(addr(), &local, &srv)) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(fate, ECONNRESET);
+  close(c);
+  close(l);
+}
+
 // A non-blocking connect: the descriptor comes back at once and stays
 // unwritable while the handshake runs; writable once it succeeded, and the
 // bytes written before (to keep it unwritable) never reach the peer.

@@ -57,6 +57,41 @@ def test_curl_to_a_port_nobody_listens_on_is_refused_at_once(topo: Topology) -> 
     assert took < 1.5, took  # a round trip, not the stack's 5 s connect timeout
 
 
+RESETTER = r"""
+import socket, sys, time
+srv = socket.socket(); srv.bind((sys.argv[1], 7001)); srv.listen(1)
+print("listening", flush=True)
+conn, _ = srv.accept()
+time.sleep(0.5)   # the client's bytes arrive; never read
+conn.close()      # closed with unread bytes: a kernel's TCP sends RST
+print("closed", flush=True)
+"""
+
+RESET_CLIENT = r"""
+import socket, sys
+s = socket.create_connection((sys.argv[1], 7001))
+s.sendall(b"x" * 65536)
+try:
+    print("read", len(s.recv(4096)))
+except ConnectionResetError as e:
+    print("reset", e.errno)
+print("then", len(s.recv(4096)))   # once reported, end-of-file
+"""
+
+
+def test_a_peer_that_closes_with_unread_bytes_resets_the_connection(topo: Topology) -> None:
+    """The reader of a reset connection gets ECONNRESET from recv(), as from a kernel
+    TCP socket (Python raises ConnectionResetError), then end-of-file."""
+    server = topo.popen("s", *over_xcp(7001, "python3", "-c", RESETTER, topo.addr("s")))
+    assert server.stdout is not None and server.stdout.readline().strip() == "listening"
+    r = topo.exec("c", *over_xcp(7001, "python3", "-c", RESET_CLIENT, topo.addr("s")),
+                  timeout_s=20, check=False)
+    print(f"socket-stack: reader of a reset connection: {r.stdout.split()}")
+    assert r.rc == 0, r.stderr
+    assert r.stdout.split() == ["reset", "104", "then", "0"], (r.stdout, r.stderr)
+    assert server.wait(timeout=10) == 0
+
+
 READER = r"""
 import hashlib, socket, sys, time
 srv = socket.socket(); srv.bind((sys.argv[1], 7000)); srv.listen(1)

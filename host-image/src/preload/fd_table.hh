@@ -25,6 +25,7 @@ struct FdInfo {
   // (xcpsock_connect_result); -1 once it was read.
   int pending = -1;
   int conn_err = 0;  // its error (errno value) until SO_ERROR reports it
+  bool fate_asked = false;  // read EOF once: the daemon was asked how it ended
 };
 
 // Descriptors up to this bound are tracked (higher ones stay on the kernel).

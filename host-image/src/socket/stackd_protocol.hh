@@ -25,7 +25,9 @@ inline constexpr uint32_t kMaxBacklog = 1024;
 inline constexpr uint32_t kMssBytes = 1424;
 
 // kSetSndbuf: the application set SO_SNDBUF on a connection (addressed as kInfo).
-enum class Op : uint32_t { kConnect = 1, kListen = 2, kInfo = 3, kSetSndbuf = 4 };
+// kFate: how a connection the application read EOF on ended (Reply::err:
+// ECONNRESET, ETIMEDOUT, or 0 for a clean close / unknown).
+enum class Op : uint32_t { kConnect = 1, kListen = 2, kInfo = 3, kSetSndbuf = 4, kFate = 5 };
 
 struct Request {
   uint32_t magic = kMagic;

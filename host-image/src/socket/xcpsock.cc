@@ -180,6 +180,23 @@ int xcpsock_connect_result(int pending, int wait, sockaddr_in* local) {
   return 0;
 }
 
+int xcpsock_fate(const char* stackd, const sockaddr_in* local, const sockaddr_in* peer) {
+  if (local == nullptr || peer == nullptr) {
+    errno = EINVAL;
+    return -1;
+  }
+  const int ctl = xcpsock::connect_unix(xcpsock::stackd_address(stackd));
+  if (ctl < 0) return -1;
+  Request req = base_request(xcpsock::Op::kFate, nullptr);
+  req.addr = ntohl(peer->sin_addr.s_addr);
+  req.port = ntohs(peer->sin_port);
+  req.local_port = ntohs(local->sin_port);
+  Reply rep;
+  const int rc = exchange(ctl, req, -1, rep);
+  close_keep_errno(ctl);
+  return rc == 0 ? 0 : rep.err != 0 ? rep.err : -1;
+}
+
 int xcpsock_set_sndbuf(const char* stackd, const sockaddr_in* local, const sockaddr_in* peer, uint32_t bytes) {
   if (local == nullptr || peer == nullptr) {
     errno = EINVAL;

@@ -77,6 +77,11 @@ int xcpsock_connect_start(const char* stackd, const struct sockaddr_in* dst, con
  * `wait` is 0), else -1 with the connection's error (ECONNREFUSED,
  * ETIMEDOUT, ...). Once it returned 0 or an error, close `pending`. */
 int xcpsock_connect_result(int pending, int wait, struct sockaddr_in* local);
+/* How the connection ended, once its descriptor read end-of-file: an errno
+ * value (ECONNRESET: the peer reset it; ETIMEDOUT: it was lost), 0 when it
+ * closed cleanly (or the daemon does not know it), -1 when the daemon
+ * cannot be asked. */
+int xcpsock_fate(const char* stackd, const struct sockaddr_in* local, const struct sockaddr_in* peer);
 /* SO_SNDBUF of a live connection (the value as the kernel stores it). */
 int xcpsock_set_sndbuf(const char* stackd, const struct sockaddr_in* local, const struct sockaddr_in* peer,
                        uint32_t bytes);

@@ -68,6 +68,7 @@ void AppStream::on_data(xcphost::Connection&, std::span<const uint8_t> d) {
 
 void AppStream::on_closed(xcphost::Connection& c) {
   closed_ = true;
+  error_ = c.error();
   final_ = snapshot_of(c, xcphost::CcKind::kNewReno);  // the daemon knows the cc
 }
 
@@ -84,7 +85,12 @@ void AppStream::on_send_space(xcphost::Connection& c) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    app_eof_ = true;  // EOF, or the application end failed: send our FIN
+    app_eof_ = true;
+    if (n < 0 && errno == ECONNRESET) {
+      app_reset_ = true;  // the daemon resets the connection after this iteration
+      return;
+    }
+    // EOF, or the application end failed: send our FIN
     c.close();
     return;
   }

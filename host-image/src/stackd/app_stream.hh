@@ -65,6 +65,12 @@ class AppStream final : public xcphost::ConnectionHandler {
   bool finished() const { return closed_ && (to_app_.size() == to_app_off_ || app_gone_); }
   bool established() const { return established_; }
   bool overflowed() const { return overflow_; }
+  // The application closed its descriptor with bytes it never read (the
+  // kernel says ECONNRESET on our end): reset the connection, as a kernel's
+  // TCP sends RST for a socket closed with unread data.
+  bool app_reset() const { return app_reset_; }
+  // How the connection ended (kNone while it lives or when it closed cleanly).
+  xcphost::ConnError error() const { return error_; }
   uint64_t backlog_bytes() const { return to_app_.size() - to_app_off_; }
   // The connection's counters when it ended (its object may be gone by the
   // time the daemon reports it); empty while it lives.
@@ -91,6 +97,8 @@ class AppStream final : public xcphost::ConnectionHandler {
   bool app_gone_ = false;  // the application closed its end: drop what arrives
   bool closed_ = false;
   bool overflow_ = false;
+  bool app_reset_ = false;
+  xcphost::ConnError error_ = xcphost::ConnError::kNone;
   std::optional<ConnSnapshot> final_;
 };
 

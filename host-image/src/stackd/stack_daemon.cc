@@ -27,6 +27,8 @@ constexpr xcp::Duration kMaxSleep = xcp::Duration::milliseconds(50);
 // Ephemeral ports (Linux's default ip_local_port_range).
 constexpr uint16_t kPortLow = 32768;
 constexpr uint16_t kPortHigh = 60999;
+// Ended connections whose fate (reset, timed out) the daemon remembers.
+constexpr size_t kMaxFates = 1024;
 static_assert(xcphost::ConnectionConfig{}.mss_bytes == xcpsock::kMssBytes, "the interposer's TCP_MAXSEG");
 
 int errno_of(xcphost::ConnError e) {
@@ -147,6 +149,7 @@ void StackDaemon::on_request(xcp::FileDescriptor ctl) {
     case xcpsock::Op::kListen: do_listen(std::move(ctl), req); return;
     case xcpsock::Op::kInfo: do_info(ctl.get(), req); return;
     case xcpsock::Op::kSetSndbuf: do_set_sndbuf(ctl.get(), req); return;
+    case xcpsock::Op::kFate: do_fate(ctl.get(), req); return;
   }
   ++stats_.bad_requests;
   send_reply(ctl.get(), error_reply(EPROTO));
@@ -216,6 +219,19 @@ void StackDaemon::do_info(int ctl, const Request& req) {
   Reply r;
   r.info = connection_info(*s->app->connection());
   r.info.cc = xcpsock_cc_from_name(std::string(xcphost::to_string(s->cc)).c_str());
+  send_reply(ctl, r);
+}
+
+void StackDaemon::do_fate(int ctl, const Request& req) {
+  const xcphost::FlowKey key{req.addr, req.local_port, req.port};
+  Reply r;  // err 0: unknown, live, or closed cleanly
+  for (auto it = fates_.rbegin(); it != fates_.rend(); ++it) {
+    if (it->first == key) {
+      r.info.state = 3;
+      r.err = it->second;
+      break;
+    }
+  }
   send_reply(ctl, r);
 }
 
@@ -297,7 +313,7 @@ void StackDaemon::step_streams(xcp::Timestamp now) {
     Stream& s = *it;
     AppStream& a = *s.app;
     xcphost::Connection* c = a.connection();
-    if (c != nullptr && (s.reject || a.overflowed())) {
+    if (c != nullptr && (s.reject || a.overflowed() || a.app_reset())) {
       if (a.overflowed()) {
         // Rare and fatal to the connection: say so where the operator looks.
         ++stats_.overflow_resets;
@@ -332,6 +348,12 @@ void StackDaemon::step_streams(xcp::Timestamp now) {
     if (a.finished() || undelivered_and_gone || a.fd() < 0) {
       if (c != nullptr) c->abort(now, xcphost::ConnError::kReset);
       report_closed(s, nullptr);  // after abort: the final state is recorded
+      const xcphost::ConnError e = a.error();
+      if (a.established() && (e == xcphost::ConnError::kReset || e == xcphost::ConnError::kTimedOut) &&
+          a.final_state()) {
+        if (fates_.size() >= kMaxFates) fates_.pop_front();
+        fates_.emplace_back(a.final_state()->key, e == xcphost::ConnError::kReset ? ECONNRESET : ETIMEDOUT);
+      }
       if (s.active != nullptr) ep_.remove(*s.active);
       it = streams_.erase(it);
       continue;

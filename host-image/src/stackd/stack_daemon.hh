@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <list>
 #include <memory>
@@ -103,6 +104,7 @@ class StackDaemon {
   void do_listen(xcp::FileDescriptor ctl, const xcpsock::Request& req);
   void do_info(int ctl, const xcpsock::Request& req);
   void do_set_sndbuf(int ctl, const xcpsock::Request& req);
+  void do_fate(int ctl, const xcpsock::Request& req);
   Stream* find_stream(const xcpsock::Request& req);
   std::unique_ptr<AppStream> make_app(xcp::FileDescriptor fd) const;
   xcphost::ConnectionHandler* on_syn(uint16_t port, xcphost::Connection& c);
@@ -129,6 +131,9 @@ class StackDaemon {
   DaemonStats stats_;
   StatsReport report_;
   std::optional<xcp::Timestamp> last_raw_check_;
+  // Established connections that ended in a reset or a timeout, newest last
+  // (bounded): what an application that read EOF on one asks (Op::kFate).
+  std::deque<std::pair<xcphost::FlowKey, int>> fates_;
 };
 
 }  // namespace xcpstackd
