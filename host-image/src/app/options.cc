@@ -56,7 +56,7 @@ std::string_view usage_text() {
          "      --mss BYTES         payload bytes per segment (default: 1500-byte packets, 1424 or 1416 with --xcpi)\n"
          "  -w, --window BYTES      send buffer per stream (default 16M)\n"
          "      --cport PORT        client: first local port (default random)\n"
-         "      --connect-timeout S client: give up on SYN after S seconds (default 5)\n"
+         "      --connect-timeout S client: give up on SYN after S seconds (default 31)\n"
          "      --no-delayed-ack    acknowledge every segment\n"
          "      --rto-backoff WHEN  sample (default): the timeout back-off ends at the next RTT sample\n"
          "                          (Linux); new-data: only once data sent after the timeout is ACKed (ns-2)\n"
