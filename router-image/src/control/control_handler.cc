@@ -45,6 +45,17 @@ std::string ControlHandler::handle(const std::string& line) {
   } catch (const json::exception& e) {
     return json{{"ok", false}, {"error", std::string("request is not valid JSON: ") + e.what()}}.dump();
   }
+  // A stats answer is text built router by router (stats_text), never one whole
+  // JSON tree: dumping and freeing the tree of a 100-router engine (320 KB) took
+  // milliseconds in one piece every sampling interval, and the link events due
+  // meanwhile ran late (3.9 % > 1 ms at 100 ms sampling against 0.6 % at 1 s).
+  if (req.is_object() && req.value("cmd", json()) == "stats") {
+    try {
+      return stats_text(req);
+    } catch (const std::exception& e) {
+      return json{{"ok", false}, {"error", e.what()}}.dump();
+    }
+  }
   return handle_json(req).dump();
 }
 
@@ -67,23 +78,30 @@ json ControlHandler::handle_json(const json& req) {
   }
 }
 
-json ControlHandler::stats(const json& req) {
+json ControlHandler::stats(const json& req) { return json::parse(stats_text(req)); }
+
+std::string ControlHandler::stats_text(const json& req) {
   only_keys(req, "stats", {"cmd", "router"});
   std::optional<std::string> only;
   if (req.contains("router")) only = need_string(req, "router", "stats");
-  json routers = json::object();
+  std::string out = R"({"ok":true,"routers":{)";
+  bool any = false;
   for (auto& r : routers_) {
-    if (!only || *only == r->name()) routers[r->name()] = r->stats_json(yield_);
+    if (only && *only != r->name()) continue;
+    if (any) out += ',';
+    any = true;
+    out += json(r->name()).dump();
+    out += ':';
+    out += r->stats_json(yield_).dump();  // this router's tree is freed here
+    if (yield_) yield_();
   }
-  if (only && routers.empty()) throw std::invalid_argument("stats: unknown router '" + *only + "'");
+  if (only && !any) throw std::invalid_argument("stats: unknown router '" + *only + "'");
+  const json fidelity = fidelity_ ? fidelity_() : json::object();
   if (yield_) yield_();
-  json fidelity = fidelity_ ? fidelity_() : json::object();
-  if (yield_) yield_();
-  return {{"ok", true},
-          {"run", run_},
-          {"time_ns", clock_.now().ns()},
-          {"fidelity", std::move(fidelity)},
-          {"routers", std::move(routers)}};
+  out += R"(},"run":)" + json(run_).dump();
+  out += R"(,"time_ns":)" + std::to_string(clock_.now().ns());
+  out += R"(,"fidelity":)" + fidelity.dump() + '}';
+  return out;
 }
 
 Link& ControlHandler::find_link(const json& req, const char* cmd) {

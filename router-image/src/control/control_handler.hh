@@ -32,6 +32,8 @@ class ControlHandler {
 
  private:
   nlohmann::json stats(const nlohmann::json& req);
+  // The stats answer as text, each router dumped on its own between yields.
+  std::string stats_text(const nlohmann::json& req);
   nlohmann::json set_link(const nlohmann::json& req);
   nlohmann::json set_queue(const nlohmann::json& req);
   nlohmann::json xcpi_estimate(const nlohmann::json& req);
