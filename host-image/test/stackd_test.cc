@@ -241,15 +241,18 @@ TEST_F(StackdTest, NonBlockingConnectTurnsWritableWhenEstablishedAndOnlyTheAppli
   const int l = xcpsock_listen(addr(), &srv, nullptr, 4);
   ASSERT_GE(l, 0);
   int pending = -1;
-  const int c = xcpsock_connect_start(addr(), &srv, nullptr, &pending);
+  sockaddr_in early{};
+  const int c = xcpsock_connect_start(addr(), &srv, nullptr, &pending, &early);
   ASSERT_GE(c, 0) << std::strerror(errno);
+  EXPECT_EQ(early.sin_family, AF_INET);  // getsockname after EINPROGRESS has our port
+  EXPECT_GE(ntohs(early.sin_port), 32768);
   pollfd p{c, POLLOUT, 0};
   ASSERT_EQ(poll(&p, 1, 2000), 1);
   EXPECT_TRUE(p.revents & POLLOUT);
   EXPECT_FALSE(p.revents & (POLLHUP | POLLERR));
   sockaddr_in local{};
   ASSERT_EQ(xcpsock_connect_result(pending, 1, &local), 0) << std::strerror(errno);
-  EXPECT_GE(ntohs(local.sin_port), 32768);
+  EXPECT_EQ(local.sin_port, early.sin_port);
   close(pending);
   const int s = xcpsock_accept(l, nullptr, nullptr, 0);
   ASSERT_GE(s, 0);
@@ -265,7 +268,7 @@ TEST_F(StackdTest, NonBlockingConnectTurnsWritableWhenEstablishedAndOnlyTheAppli
 TEST_F(StackdTest, NonBlockingConnectToNobodyStaysUnwritableThenFailsWithItsError) {
   const sockaddr_in none = loopback(47107);  // ignored SYNs: the 300 ms connect timeout decides
   int pending = -1;
-  const int c = xcpsock_connect_start(addr(), &none, nullptr, &pending);
+  const int c = xcpsock_connect_start(addr(), &none, nullptr, &pending, nullptr);
   ASSERT_GE(c, 0) << std::strerror(errno);
   pollfd p{c, POLLOUT, 0};
   EXPECT_EQ(poll(&p, 1, 150), 0) << "writable while the handshake runs";

@@ -124,7 +124,7 @@ int connect(int fd, const sockaddr* addr, socklen_t len) {
     // EINPROGRESS: the descriptor turns writable when the handshake ends;
     // getsockopt(SO_ERROR) then tells how (sockopt.cc).
     int pending = -1;
-    const int s = xcpsock_connect_start(nullptr, &dst, &o, &pending);
+    const int s = xcpsock_connect_start(nullptr, &dst, &o, &pending, &local);
     FdInfo info{FdKind::kStream, family, local, dst, o.cc};
     info.pending = pending;
     if (adopt(fd, s, info) != 0) {

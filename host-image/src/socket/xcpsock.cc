@@ -144,7 +144,8 @@ int xcpsock_connect(const char* stackd, const sockaddr_in* dst, const xcpsock_op
   return pair[0];
 }
 
-int xcpsock_connect_start(const char* stackd, const sockaddr_in* dst, const xcpsock_options* o, int* pending) {
+int xcpsock_connect_start(const char* stackd, const sockaddr_in* dst, const xcpsock_options* o, int* pending,
+                          sockaddr_in* local) {
   if (dst == nullptr || dst->sin_family != AF_INET || pending == nullptr) {
     errno = dst == nullptr || pending == nullptr ? EINVAL : EAFNOSUPPORT;
     return -1;
@@ -164,11 +165,16 @@ int xcpsock_connect_start(const char* stackd, const sockaddr_in* dst, const xcps
   req.filler = static_cast<uint32_t>(filler);
   const bool sent = xcpsock::send_message(ctl, &req, sizeof req, pair[1]) == static_cast<ssize_t>(sizeof req);
   close_keep_errno(pair[1]);
-  if (!sent) {
+  // The daemon answers at once: EINPROGRESS with the port it chose, or why not.
+  Reply rep;
+  const int rc = sent ? read_reply(ctl, rep, true) : -1;
+  if (rc == 0 || rep.err != EINPROGRESS) {
+    if (rc == 0) errno = EPROTO;  // connected without a first answer: another version
     close_keep_errno(ctl);
     close_keep_errno(pair[0]);
     return -1;
   }
+  fill(local, rep.local_addr, rep.local_port);
   *pending = ctl;
   return pair[0];
 }

@@ -69,9 +69,10 @@ int xcpsock_connect(const char* stackd, const struct sockaddr_in* dst, const str
  * descriptor at once, made unwritable until the handshake ends, then
  * writable (poll/select/epoll POLLOUT) whether it succeeded or failed;
  * `*pending` gets a descriptor (O_CLOEXEC) that xcpsock_connect_result()
- * reads the outcome from. */
+ * reads the outcome from. `local` (may be NULL) gets our address at once,
+ * as getsockname() answers after a kernel's EINPROGRESS. */
 int xcpsock_connect_start(const char* stackd, const struct sockaddr_in* dst, const struct xcpsock_options* o,
-                          int* pending);
+                          int* pending, struct sockaddr_in* local);
 /* The outcome of xcpsock_connect_start(): 0 (connected; `local` may be
  * NULL), -1 with errno EINPROGRESS while the handshake runs (when
  * `wait` is 0), else -1 with the connection's error (ECONNREFUSED,

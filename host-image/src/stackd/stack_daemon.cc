@@ -178,6 +178,14 @@ void StackDaemon::do_connect(xcp::FileDescriptor ctl, const Request& req, xcp::F
   xcphost::Connection& c = ep_.connect(xcphost::FlowKey{req.addr, port, req.port}, cfg, s.app.get(), clock_.now());
   s.active = &c;
   s.app->attach(c);
+  if (req.filler > 0) {  // a non-blocking connect: our address now, the outcome later
+    Reply r = error_reply(EINPROGRESS);
+    r.local_addr = xcphost::local_address_towards(req.addr);
+    r.local_port = port;
+    r.remote_addr = req.addr;
+    r.remote_port = req.port;
+    send_reply(s.reply_to.get(), r);
+  }
 }
 
 void StackDaemon::do_listen(xcp::FileDescriptor ctl, const Request& req) {
