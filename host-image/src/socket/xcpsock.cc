@@ -69,6 +69,24 @@ int exchange(int ctl, const Request& req, int fd, Reply& rep) {
   return read_reply(ctl, rep, true);
 }
 
+// One request about an established connection (local, peer) on a fresh control
+// connection; `req` comes with its op and op-specific fields set.
+int connection_request(const char* stackd, const sockaddr_in* local, const sockaddr_in* peer,
+                       Request& req, Reply& rep) {
+  if (local == nullptr || peer == nullptr) {
+    errno = EINVAL;
+    return -1;
+  }
+  const int ctl = xcpsock::connect_unix(xcpsock::stackd_address(stackd));
+  if (ctl < 0) return -1;
+  req.addr = ntohl(peer->sin_addr.s_addr);
+  req.port = ntohs(peer->sin_port);
+  req.local_port = ntohs(local->sin_port);
+  const int rc = exchange(ctl, req, -1, rep);
+  close_keep_errno(ctl);
+  return rc;
+}
+
 // Fills `fd`'s send buffer (non-blocking writes until EAGAIN) so that it
 // polls unwritable; returns the bytes written or -1.
 ssize_t fill_until_unwritable(int fd) {
@@ -187,38 +205,17 @@ int xcpsock_connect_result(int pending, int wait, sockaddr_in* local) {
 }
 
 int xcpsock_fate(const char* stackd, const sockaddr_in* local, const sockaddr_in* peer) {
-  if (local == nullptr || peer == nullptr) {
-    errno = EINVAL;
-    return -1;
-  }
-  const int ctl = xcpsock::connect_unix(xcpsock::stackd_address(stackd));
-  if (ctl < 0) return -1;
   Request req = base_request(xcpsock::Op::kFate, nullptr);
-  req.addr = ntohl(peer->sin_addr.s_addr);
-  req.port = ntohs(peer->sin_port);
-  req.local_port = ntohs(local->sin_port);
   Reply rep;
-  const int rc = exchange(ctl, req, -1, rep);
-  close_keep_errno(ctl);
+  const int rc = connection_request(stackd, local, peer, req, rep);
   return rc == 0 ? 0 : rep.err != 0 ? rep.err : -1;
 }
 
 int xcpsock_set_sndbuf(const char* stackd, const sockaddr_in* local, const sockaddr_in* peer, uint32_t bytes) {
-  if (local == nullptr || peer == nullptr) {
-    errno = EINVAL;
-    return -1;
-  }
-  const int ctl = xcpsock::connect_unix(xcpsock::stackd_address(stackd));
-  if (ctl < 0) return -1;
   Request req = base_request(xcpsock::Op::kSetSndbuf, nullptr);
-  req.addr = ntohl(peer->sin_addr.s_addr);
-  req.port = ntohs(peer->sin_port);
-  req.local_port = ntohs(local->sin_port);
   req.sndbuf = bytes;
   Reply rep;
-  const int rc = exchange(ctl, req, -1, rep);
-  close_keep_errno(ctl);
-  return rc;
+  return connection_request(stackd, local, peer, req, rep);
 }
 
 int xcpsock_listen(const char* stackd, const sockaddr_in* local, const xcpsock_options* o, int backlog) {
@@ -263,19 +260,13 @@ int xcpsock_accept(int listen_fd, sockaddr_in* peer, sockaddr_in* local, int fla
 }
 
 int xcpsock_info(const char* stackd, const sockaddr_in* local, const sockaddr_in* peer, struct xcpsock_info* out) {
-  if (local == nullptr || peer == nullptr || out == nullptr) {
+  if (out == nullptr) {
     errno = EINVAL;
     return -1;
   }
-  const int ctl = xcpsock::connect_unix(xcpsock::stackd_address(stackd));
-  if (ctl < 0) return -1;
   Request req = base_request(xcpsock::Op::kInfo, nullptr);
-  req.addr = ntohl(peer->sin_addr.s_addr);
-  req.port = ntohs(peer->sin_port);
-  req.local_port = ntohs(local->sin_port);
   Reply rep;
-  const int rc = exchange(ctl, req, -1, rep);
-  close_keep_errno(ctl);
+  const int rc = connection_request(stackd, local, peer, req, rep);
   if (rc == 0) *out = rep.info;
   return rc;
 }
