@@ -1,5 +1,6 @@
 """PNG figures of a run: flows (throughput, cwnd), links (queue, utilisation, XCP state)
-and the XCP-i routers' estimates against the truth (plots_xcpi.py).
+the XCP-i routers' estimates against the truth (plots_xcpi.py) and the XCP-TCP
+fairness dropper's estimates against the plan's flows (plots_fairness.py).
 
 matplotlib's object API without pyplot: no global backend state, no display,
 figures freed when they go out of scope, same output on a headless machine. Each
@@ -17,6 +18,7 @@ from matplotlib.figure import Figure
 
 from orchestrator.analysis.flows import per_time
 from orchestrator.analysis.links import LinkData
+from orchestrator.analysis.plots_fairness import plot_fairness
 from orchestrator.analysis.plots_xcpi import load_xcpi, plot_xcpi
 
 MAX_LEGEND = 12  # beyond this a legend hides the data; the title gives the count
@@ -149,7 +151,8 @@ def plot_run(ld: LinkData, flow_df: pd.DataFrame, plots_dir: Path,
     if xcpi is None:
         xcpi = load_xcpi(plots_dir.parent)
     written = [plot_flows(flow_df, plots_dir), plot_links(ld, plots_dir),
-               plot_xcp(ld, plots_dir), plot_xcpi(xcpi, plots_dir)]
+               plot_xcp(ld, plots_dir), plot_xcpi(xcpi, plots_dir),
+               plot_fairness(plots_dir.parent, plots_dir)]
     return [p for p in written if p is not None]
 
 

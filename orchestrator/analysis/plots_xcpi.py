@@ -26,10 +26,11 @@ STATE_BROKEN = -1
 MAX_PANELS = 8  # (router, upstream) pairs drawn, by packets that crossed the cloud
 
 
-def load_xcpi(run_dir: Path) -> pd.DataFrame:
-    """run_dir/metrics/xcpi.csv with its columns; empty when absent or empty (a run
-    without XCP-i routers), a cut last line dropped (a run killed mid-write)."""
-    path = Path(run_dir) / "metrics" / "xcpi.csv"
+def load_long_form(run_dir: Path, measurement: str) -> pd.DataFrame:
+    """run_dir/metrics/MEASUREMENT.csv of a long-form stage series (xcpi, fairness,
+    ixcp: t_s, node, port, link, key, value) with its columns; empty when absent or
+    empty, a cut last line dropped (a run killed mid-write)."""
+    path = Path(run_dir) / "metrics" / f"{measurement}.csv"
     df = pd.DataFrame(columns=XCPI_COLUMNS)
     if path.is_file():
         try:
@@ -43,14 +44,25 @@ def load_xcpi(run_dir: Path) -> pd.DataFrame:
     return df[df["t_s"].notna() & df["value"].notna()].reset_index(drop=True)
 
 
-def upstream_series(xcpi: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
-    """Per (router, upstream): one row per sample time, one column per key."""
-    rows = xcpi[xcpi["link"].notna() & (xcpi["link"].astype("string").str.len() > 0)]
+def load_xcpi(run_dir: Path) -> pd.DataFrame:
+    """run_dir/metrics/xcpi.csv (load_long_form)."""
+    return load_long_form(run_dir, "xcpi")
+
+
+def per_link_wide(rows: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """Per (node, link) of a long-form series: one row per sample time, one column per
+    key. Rows without a link (router-wide) are left out."""
+    rows = rows[rows["link"].notna() & (rows["link"].astype("string").str.len() > 0)]
     out: dict[tuple[str, str], pd.DataFrame] = {}
     for (node, link), df in rows.groupby(["node", "link"], sort=True):
         wide = df.pivot_table(index="t_s", columns="key", values="value", aggfunc="last")
         out[(str(node), str(link))] = wide.sort_index()
     return out
+
+
+def upstream_series(xcpi: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """Per (router, upstream): one row per sample time, one column per key."""
+    return per_link_wide(xcpi)
 
 
 def state_spans(t: np.ndarray, state: np.ndarray) -> list[tuple[float, float, float]]:
