@@ -87,10 +87,11 @@ def test_node_limits_over_the_options_key_by_key() -> None:
 
 
 def test_cluster_refuses_app_flows_by_name() -> None:
-    """The cluster's distribution ships no socket stack: an app flow is refused before
-    anything is deployed, naming the flow."""
+    """An app flow is measured by its client host's agent, which cannot see the server's
+    socket stack on another machine: refused before anything is deployed, naming the
+    flow and that reason."""
     spec = Path(__file__).resolve().parents[3] / "experiments" / "apps" / "http-over-xcp.yaml"
     plan = make_plan(load_spec(spec), "app-20260101T000000-0000")
     refused = ClusterBackend.unsupported(plan)
-    assert len(refused) == 1 and ".app" in refused[0] and "xcp-stackd" in refused[0]
+    assert len(refused) == 1 and ".app" in refused[0] and "socket stack" in refused[0]
     assert NetnsBackend.unsupported(plan) == []
