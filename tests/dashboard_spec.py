@@ -1,7 +1,8 @@
 """The small run whose data reaches every panel of the overview dashboard: XCP-i routers
 r1 and r3 (XCP controller state) at the edges of a DropTail cloud r2, so r3 tracks
 upstream r1 with the oracle estimator (the `xcpi` series: estimate, truth, session),
-one XCP and one kernel TCP flow, and a timeline (annotations). Shared by
+one XCP and one kernel TCP flow through r1's XCP-TCP fairness dropper (the `fairness`
+series), and a timeline (annotations). Shared by
 tests/service/test_dashboards.py (every query) and tests/dashboards/ (the server)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ defaults:
 nodes:
   s1: {{role: host}}
   s2: {{role: host}}
-  r1: {{role: router, queue: {{kind: xcpi, estimator: oracle}}}}
+  r1: {{role: router, queue: {{kind: xcpi, estimator: oracle, tcp_fairness: true}}}}
   r2: {{role: router, queue: droptail}}
   r3: {{role: router, queue: {{kind: xcpi, estimator: oracle}}}}
   d1: {{role: host}}

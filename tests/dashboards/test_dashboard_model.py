@@ -33,7 +33,7 @@ def test_the_overview_dashboard() -> None:
     for col in ("detail", "kind", "target"):
         assert f'"{col}"' in anno.query.split("FROM")[0]
     drawn = [p for p in d.panels if p.type != "row"]
-    assert len(drawn) == 17 and all(p.targets for p in drawn)
+    assert len(drawn) == 19 and all(p.targets for p in drawn)
     # panels do not overlap on Grafana's 24-column grid
     cells: set[tuple[int, int]] = set()
     for p in d.panels:
