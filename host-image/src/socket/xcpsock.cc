@@ -107,6 +107,27 @@ ssize_t fill_until_unwritable(int fd) {
   return fcntl(fd, F_SETFL, fl) == 0 ? total : -1;
 }
 
+// What both connects start with: the socketpair whose end pair[0] becomes the
+// application's descriptor (made unwritable first when `unwritable`: a non-blocking
+// connect in progress), the control connection to the daemon (returned), and the
+// connect request for `dst`. -1 with both ends closed.
+int begin_connect(const char* stackd, const sockaddr_in* dst, const xcpsock_options* o, bool unwritable,
+                  int pair[2], Request& req) {
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
+  const ssize_t filler = unwritable ? fill_until_unwritable(pair[0]) : 0;
+  const int ctl = filler < 0 ? -1 : xcpsock::connect_unix(xcpsock::stackd_address(stackd));
+  if (ctl < 0) {
+    close_keep_errno(pair[0]);
+    close_keep_errno(pair[1]);
+    return -1;
+  }
+  req = base_request(xcpsock::Op::kConnect, o);
+  req.addr = ntohl(dst->sin_addr.s_addr);
+  req.port = ntohs(dst->sin_port);
+  req.filler = static_cast<uint32_t>(filler);
+  return ctl;
+}
+
 }  // namespace
 
 extern "C" {
@@ -140,16 +161,9 @@ int xcpsock_connect(const char* stackd, const sockaddr_in* dst, const xcpsock_op
     return -1;
   }
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
-  const int ctl = xcpsock::connect_unix(xcpsock::stackd_address(stackd));
-  if (ctl < 0) {
-    close_keep_errno(pair[0]);
-    close_keep_errno(pair[1]);
-    return -1;
-  }
-  Request req = base_request(xcpsock::Op::kConnect, o);
-  req.addr = ntohl(dst->sin_addr.s_addr);
-  req.port = ntohs(dst->sin_port);
+  Request req;
+  const int ctl = begin_connect(stackd, dst, o, false, pair, req);
+  if (ctl < 0) return -1;
   Reply rep;
   const int rc = exchange(ctl, req, pair[1], rep);
   close_keep_errno(pair[1]);
@@ -169,18 +183,9 @@ int xcpsock_connect_start(const char* stackd, const sockaddr_in* dst, const xcps
     return -1;
   }
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
-  const ssize_t filler = fill_until_unwritable(pair[0]);
-  const int ctl = filler < 0 ? -1 : xcpsock::connect_unix(xcpsock::stackd_address(stackd));
-  if (ctl < 0) {
-    close_keep_errno(pair[0]);
-    close_keep_errno(pair[1]);
-    return -1;
-  }
-  Request req = base_request(xcpsock::Op::kConnect, o);
-  req.addr = ntohl(dst->sin_addr.s_addr);
-  req.port = ntohs(dst->sin_port);
-  req.filler = static_cast<uint32_t>(filler);
+  Request req;
+  const int ctl = begin_connect(stackd, dst, o, true, pair, req);
+  if (ctl < 0) return -1;
   const bool sent = xcpsock::send_message(ctl, &req, sizeof req, pair[1]) == static_cast<ssize_t>(sizeof req);
   close_keep_errno(pair[1]);
   // The daemon answers at once: EINPROGRESS with the port it chose, or why not.
