@@ -20,6 +20,7 @@ from orchestrator.analysis.flows import per_time
 from orchestrator.analysis.links import LinkData
 from orchestrator.analysis.plots_fairness import plot_fairness
 from orchestrator.analysis.plots_xcpi import load_xcpi, plot_xcpi
+from orchestrator.analysis.png import write_png
 
 MAX_LEGEND = 12  # beyond this a legend hides the data; the title gives the count
 
@@ -135,10 +136,7 @@ def _save(fig: Figure, axes: tuple[Axes, ...], path: Path) -> Path:
     for ax in axes:
         ax.grid(alpha=0.3)
         _legend(ax)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")
-    return path
+    return write_png(fig, path)
 
 
 def plot_run(ld: LinkData, flow_df: pd.DataFrame, plots_dir: Path,
@@ -185,7 +183,4 @@ def plot_sweep_lines(series: dict[str, SweepSeries], path: Path, *, title: str, 
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize="small")  # few lines; "best" keeps it off the data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")
-    return path
+    return write_png(fig, path)

@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from orchestrator.analysis.plots_xcpi import load_long_form, per_link_wide
+from orchestrator.analysis.png import write_png
 from orchestrator.analysis.run_context import RunContext
 
 PREFIX = "tcp_fairness."
@@ -136,7 +137,4 @@ def plot_fairness(run_dir: Path, out: Path) -> Path | None:
     fig.suptitle(f"XCP-TCP fairness dropper: estimates vs the plan's flows, rates and "
                  f"p_drop per port{more}")
     path = out / "fairness.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")
-    return path
+    return write_png(fig, path)

@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from orchestrator.analysis.metrics_io import _read_tolerant
+from orchestrator.analysis.png import write_png
 
 XCPI_COLUMNS = ["t_s", "node", "port", "link", "key", "value"]
 _XCPI_TEXT = ("node", "port", "link", "key")
@@ -134,7 +135,4 @@ def plot_xcpi(xcpi: pd.DataFrame, out: Path) -> Path | None:
     fig.suptitle(f"XCP-i: estimate of the cloud's available bandwidth vs truth, "
                  f"per router <- upstream{more}")
     path = out / "xcpi.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")
-    return path
+    return write_png(fig, path)

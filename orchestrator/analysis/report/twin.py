@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from orchestrator.analysis.flows import per_time
 from orchestrator.analysis.plots import plot_sweep_lines
+from orchestrator.analysis.png import write_png
 from orchestrator.analysis.report.compare import (
     HEADER,
     comparison_rows,
@@ -103,10 +104,7 @@ def plot_twin_runs(ns2_dir: Path, emu_dir: Path, link: str | None, path: Path,
         handles, _ = ax.get_legend_handles_labels()
         if 0 < len(handles) <= 16:
             ax.legend(loc="lower right", fontsize="small", ncol=2)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")
-    return path
+    return write_png(fig, path)
 
 
 def twin_run_page(experiment: str, ns2_dirs: list[Path], emu_dirs: list[Path],
