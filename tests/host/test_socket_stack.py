@@ -61,8 +61,9 @@ def over_xcp(port: int, *argv: str) -> list[str]:
             f"XCP_SOCKET_PORTS={port}", "XCP_SOCKET_CC=xcp", *argv]
 
 
-def start_stack(topo: Topology, node: str) -> None:
-    p = topo.popen(node, str(paths.tool("xcp-stackd")))
+def start_stack(topo: Topology, node: str, *args: str) -> None:
+    """xcp-stackd (with ARGS) in NODE's namespace, once it says it is listening."""
+    p = topo.popen(node, str(paths.tool("xcp-stackd")), *args)
     assert p.stdout is not None
     line = p.stdout.readline()
     assert "listening" in line, (line, p.stderr.read() if p.poll() is not None and p.stderr else "")

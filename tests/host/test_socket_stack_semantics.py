@@ -13,10 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_socket_stack import C_BPS, RTT_MS, SPEC, Deploy, over_xcp
+from test_socket_stack import C_BPS, RTT_MS, SPEC, Deploy, over_xcp, start_stack
 from topology import Topology, tool_built
-
-from xcplab_contract import paths
 
 pytestmark = [pytest.mark.root,
               *(pytest.mark.skipif(not tool_built(t), reason=f"{t} not built (make build)")
@@ -26,13 +24,6 @@ pytestmark = [pytest.mark.root,
 RCVBUF = 512 * 1024
 # A socketpair end's kernel buffer (what the application's descriptor holds).
 PAIR_BUF = int(Path("/proc/sys/net/core/wmem_default").read_text())
-
-
-def start_stack(topo: Topology, node: str, *args: str) -> None:
-    p = topo.popen(node, str(paths.tool("xcp-stackd")), *args)
-    assert p.stdout is not None
-    line = p.stdout.readline()
-    assert "listening" in line, (line, p.stderr.read() if p.poll() is not None and p.stderr else "")
 
 
 @pytest.fixture
