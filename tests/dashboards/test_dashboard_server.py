@@ -151,16 +151,20 @@ def test_dashboard_shows_the_run_live_with_its_events_on_every_panel(
 
     _wait(all_drawn, 20, "every panel drawn: " + ", ".join(
         f"{p.title}={_points(browser, p.title)}" for p in panels))
-    # every panel marks every timeline event (the dashboard's annotation query)
-    shown = browser.find_elements(By.CSS_SELECTOR, "#dashboard .panel")
-    assert len(shown) == len(panels)
-    counts = {el.find_element(By.CSS_SELECTOR, "h3").text:
-              len(el.find_elements(By.CSS_SELECTOR, ".annotation")) for el in shown}
-    n_events = int(browser.find_element(By.ID, "dashboard").get_attribute("data-annotations"))
+    # every panel marks every timeline event (the dashboard's annotation query).
+    # Read in one script: the 1 s refresh re-renders the panels, so elements found
+    # one call earlier may be gone by the next (stale element references).
+    snap = browser.execute_script(
+        "const ps=[...document.querySelectorAll('#dashboard .panel')];"
+        "return {events: document.getElementById('dashboard').dataset.annotations,"
+        " panels: ps.map(p=>({title: p.querySelector('h3').textContent,"
+        "  marks: [...p.querySelectorAll('.annotation')].map(m=>m.getAttribute('title'))}))};")
+    assert len(snap["panels"]) == len(panels), snap["panels"]
+    counts = {p["title"]: len(p["marks"]) for p in snap["panels"]}
+    n_events = int(snap["events"])
     assert n_events >= 7, n_events  # 2 flow starts, 3 set_link, down, up
     assert set(counts.values()) == {n_events}, counts
-    titles = [m.get_attribute("title") for m in
-              shown[0].find_elements(By.CSS_SELECTOR, ".annotation")]
+    titles = snap["panels"][0]["marks"]
     assert {t.split()[1] for t in titles} >= EVENT_KINDS, titles
     assert any("link_down bn" in t for t in titles), titles
     assert not browser.find_elements(By.CSS_SELECTOR, ".panel.failed")
