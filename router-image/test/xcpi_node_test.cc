@@ -248,8 +248,8 @@ TEST(XcpiNodeChirp, UpstreamSendsTheChirpsAndDownstreamEstimatesAnIdlePath) {
     if (step % 2000 == 0) r.on_data(*xcpi_packet(58, 60, kU), now);  // U stays active
   }
   EXPECT_EQ(u.counters().requests_answered, 1u);
-  EXPECT_EQ(u.counters().probes_sent, 6u * c.chirp.packets_per_chirp());
-  EXPECT_EQ(r.counters().probes_received, u.counters().probes_sent);
+  EXPECT_EQ(u.chirp_sender().counters().probes_sent, 6u * c.chirp.packets_per_chirp());
+  EXPECT_EQ(r.counters().probes_received, u.chirp_sender().counters().probes_sent);
   const UpstreamEntry* e = r.entry(kU);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->source, EstimateSource::kChirp);

@@ -10,6 +10,7 @@ namespace xcphost {
 
 void Endpoint::listen(uint16_t port, const ConnectionConfig& cfg, Acceptor acceptor) {
   listeners_[port] = Listener{cfg, std::move(acceptor)};
+  if (cfg.xcpi_ip_ttl != 0) sends_xcpi_ = true;
 }
 
 Connection& Endpoint::connect(FlowKey key, const ConnectionConfig& cfg, ConnectionHandler* handler,
@@ -21,6 +22,7 @@ Connection& Endpoint::connect(FlowKey key, const ConnectionConfig& cfg, Connecti
   auto conn = std::make_unique<Connection>(cfg, key, true, handler, writer_);
   Connection& ref = *conn;
   conns_.emplace(key, Entry{std::move(conn), false});
+  if (cfg.xcpi_ip_ttl != 0) sends_xcpi_ = true;
   ++client_ports_[key.local_port];
   ref.start(now);
   return ref;
@@ -43,7 +45,7 @@ void Endpoint::on_packet(uint32_t src_addr, std::span<const uint8_t> ip_payload,
   ++stats_.packets_in;
   const xcp::ParseResult shim = xcp::parse_header(ip_payload);
   if (shim.ok() && shim.header.format == xcp::Format::kControl) {
-    on_control(src_addr, ip_payload);
+    on_control(src_addr, ip_payload, now);
     return;
   }
   if (!shim.ok() || shim.header.next_protocol != kNextProtoTransport) {
@@ -101,7 +103,7 @@ void Endpoint::send_reset(uint32_t remote_addr, const SegmentHeader& in, xcp::Ti
   ++stats_.resets_sent;
 }
 
-void Endpoint::on_control(uint32_t src_addr, std::span<const uint8_t> ip_payload) {
+void Endpoint::on_control(uint32_t src_addr, std::span<const uint8_t> ip_payload, xcp::Timestamp now) {
   const auto m = xcp::parse_control(ip_payload);
   if (!m) {
     ++stats_.malformed;
@@ -113,12 +115,34 @@ void Endpoint::on_control(uint32_t src_addr, std::span<const uint8_t> ip_payload
   }
   std::span<uint8_t> out = writer_.buffer();
   if (out.size() < xcp::kControlMessageLen) return;
-  const xcp::ControlMessage ack{xcp::ControlType::kAck, m->session, m->seq, 0, 0};
+  // U's chirps (docs/protocol.md §4, router-image/XCPI_ESTIMATOR.md): the grid R
+  // named (value = H), at the engine's defaults (1000 B probes, 2 % of H).
+  const uint32_t chirps = sends_xcpi_ ? chirps_.on_request(src_addr, *m, now) : 0;
+  stats_.xcpi_chirp_jobs_refused = chirps_.counters().jobs_refused;
+  const xcp::ControlMessage ack{xcp::ControlType::kAck, m->session, m->seq, chirps, 0};
   writer_.commit(src_addr, xcp::write_control(ack, out.first(xcp::kControlMessageLen)));
   ++stats_.xcpi_requests_answered;
 }
 
+void Endpoint::send_chirps(xcp::Timestamp now) {
+  if (chirps_.jobs() == 0) return;
+  chirps_.run(now, [&](uint32_t dst, xcp::ControlMessage& probe, size_t payload, xcp::Timestamp) {
+    std::span<uint8_t> out = writer_.buffer();
+    if (!writer_.has_room() || out.size() < payload) {
+      ++stats_.xcpi_probes_unsent;
+      return;
+    }
+    // Stamped with when it really leaves: this clock is not a timeline the
+    // probes are serialised on, and R's analysis needs true send offsets.
+    probe.value = static_cast<uint64_t>(now.ns());
+    writer_.commit(dst, xcp::write_control(probe, out.first(payload)));
+    ++stats_.xcpi_probes_sent;
+    stats_.xcpi_probe_bytes += 20 + payload;
+  });
+}
+
 void Endpoint::service(xcp::Timestamp now) {
+  send_chirps(now);  // before the connections fill the send batch
   for (auto it = conns_.begin(); it != conns_.end();) {
     Connection& c = *it->second.conn;
     if (c.next_deadline() <= now) c.on_timer(now);
@@ -133,6 +157,7 @@ void Endpoint::service(xcp::Timestamp now) {
 
 xcp::Timestamp Endpoint::next_deadline() const {
   xcp::Timestamp t = xcp::Timestamp::max();
+  t = std::min(t, chirps_.next_deadline());
   for (const auto& [k, e] : conns_) t = std::min(t, e.conn->next_deadline());
   return t;
 }

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "transport/connection.hh"
+#include "xcp/chirp_sender.hh"
+#include "xcp/uniform_rng.hh"
 #include "xcp/units.hh"
 
 namespace xcphost {
@@ -32,6 +34,12 @@ struct EndpointStats {
   // XCP-i (docs/protocol.md §4, sender duty): estimation requests of the first
   // XCP-i router behind a cloud on our side, acknowledged.
   uint64_t xcpi_requests_answered = 0;
+  // ... and, when the request asks for chirps (the router's chirp estimator),
+  // the probes this process sent toward it (U's chirps, libxcp ChirpSender).
+  uint64_t xcpi_probes_sent = 0;
+  uint64_t xcpi_probe_bytes = 0;
+  uint64_t xcpi_probes_unsent = 0;  // due while the send batch was full (skipped)
+  uint64_t xcpi_chirp_jobs_refused = 0;
 };
 
 class Endpoint {
@@ -73,9 +81,12 @@ class Endpoint {
 
  private:
   void send_reset(uint32_t remote_addr, const SegmentHeader& in, xcp::Timestamp now);
-  // A Format 3 message addressed to this host: a request is acknowledged
-  // (the oracle needs nothing more; chirps are not sent by hosts yet).
-  void on_control(uint32_t src_addr, std::span<const uint8_t> ip_payload);
+  // A Format 3 message addressed to this host: a request is acknowledged,
+  // and the chirps it asks for (aux > 0, the chirp estimator) are sent by
+  // service() when this process sends XCP-i traffic (every process on the
+  // host sees the request; only those whose packets made us U probe).
+  void on_control(uint32_t src_addr, std::span<const uint8_t> ip_payload, xcp::Timestamp now);
+  void send_chirps(xcp::Timestamp now);
 
   struct Listener {
     ConnectionConfig cfg;
@@ -92,6 +103,12 @@ class Endpoint {
   std::unordered_map<uint16_t, uint32_t> client_ports_;  // local port -> connections
   EndpointStats stats_;
   ResetPolicy reset_unowned_;
+  // XCP-i sender duty with the chirp estimator. Jobs are bounded (one per
+  // requesting router and session, at most kMaxChirpJobs).
+  static constexpr size_t kMaxChirpJobs = 16;
+  bool sends_xcpi_ = false;  // a connection or listener here sends the XCP-i block
+  xcp::UniformRng chirp_rng_{0x5843502D69ull};
+  xcp::ChirpSender chirps_{xcp::ChirpConfig{}, 0.02, kMaxChirpJobs, chirp_rng_};
 };
 
 }  // namespace xcphost

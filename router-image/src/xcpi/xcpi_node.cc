@@ -31,7 +31,8 @@ XcpiNode::XcpiNode(XcpiConfig config, uint32_t self, XcpParams v_params, uint64_
       send_(std::move(send)),
       queue_(std::move(queue)),
       port_rate_(std::move(port_rate)),
-      rng_(splitmix64(seed ^ 0x5843502D69ull)) {}
+      rng_(splitmix64(seed ^ 0x5843502D69ull)),
+      chirps_(config_.chirp, config_.chirp_overhead, config_.max_upstreams, rng_) {}
 
 void XcpiNode::bind_oracle(uint32_t upstream, std::vector<const Link*> links) {
   oracle_links_[upstream] = std::move(links);
@@ -143,38 +144,13 @@ void XcpiNode::on_control(const Packet& p, xcp::Timestamp now) {
   }
   switch (m->type) {
     case xcp::ControlType::kRequest: {
-      // As U: acknowledge at once, then send the chirps asked for (aux; 0
-      // for the oracle). A new request from the same R and session replaces
-      // its job, so retries never stack probe trains.
-      uint32_t chirps = std::min<uint32_t>(m->aux, 1000);
-      auto job = std::find_if(jobs_.begin(), jobs_.end(),
-                              [&](const ChirpJob& j) { return j.dst == p.flow.src && j.session == m->session; });
-      if (chirps > 0 && job == jobs_.end()) {
-        if (jobs_.size() >= config_.max_upstreams) {
-          ++counters_.probe_jobs_refused;
-          chirps = 0;
-        } else {
-          // H within the bounds the config loader allows for max_rate_bps.
-          const double h = static_cast<double>(m->value);
-          const ChirpConfig grid = h >= 1e5 && h <= 1e11 ? chirp_for(h) : config_.chirp;
-          jobs_.push_back(ChirpJob{p.flow.src, m->session, 0, 0, {}, 0, {}, ChirpSchedule(grid)});
-          job = std::prev(jobs_.end());
-        }
-      }
+      // As U: acknowledge at once with the chirps we will send (aux; 0 for
+      // the oracle or when the job bound is reached), then send them.
+      const uint32_t chirps = chirps_.on_request(p.flow.src, *m, now);
       xcp::ControlMessage ack{xcp::ControlType::kAck, m->session, m->seq, chirps, 0};
       ++counters_.requests_answered;
       send_(p.flow.src, ack, xcp::kControlMessageLen, now);
-      if (chirps > 0 && job->chirps_left == 0) {
-        job->chirps_left = chirps;
-        // Chirp ids keep increasing across requests (R's analyzer takes a
-        // repeated id for a stale chirp): the request's attempt number times
-        // the most chirps one request may ask for.
-        job->chirp_id = m->seq * 1000u;
-        start_chirp(*job, now);
-        next_deadline_ = std::min(next_deadline_, now);
-      } else if (chirps > 0) {
-        job->chirps_left = std::max(job->chirps_left, chirps);
-      }
+      if (chirps > 0) next_deadline_ = std::min(next_deadline_, now);
       return;
     }
     case xcp::ControlType::kAck: {
@@ -190,42 +166,6 @@ void XcpiNode::on_control(const Packet& p, xcp::Timestamp now) {
     case xcp::ControlType::kProbe:
       on_probe(*m, p, now);
       return;
-  }
-}
-
-void XcpiNode::start_chirp(ChirpJob& job, xcp::Timestamp start) {
-  job.chirp_start = start;
-  job.next_index = 0;
-  job.offsets = config_.chirp.dither ? job.schedule.dithered_offsets(rng_.next()) : job.schedule.offsets();
-}
-
-void XcpiNode::run_chirp_jobs(xcp::Timestamp now) {
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
-    ChirpJob& j = *it;
-    // Each probe leaves at its scheduled instant on the emulated timeline,
-    // however late the event loop runs: the link serialises from there.
-    while (j.chirps_left > 0 && j.next_index < j.offsets.size() && j.chirp_start + j.offsets[j.next_index] <= now) {
-      const xcp::Duration off = j.offsets[j.next_index];
-      xcp::ControlMessage probe{xcp::ControlType::kProbe, j.session, j.chirp_id,
-                                xcp::ControlMessage::probe_aux(static_cast<uint16_t>(j.next_index),
-                                                               static_cast<uint16_t>(j.offsets.size())),
-                                static_cast<uint64_t>((j.chirp_start + off).ns())};
-      const size_t payload = config_.chirp.packet_bytes > 20 ? config_.chirp.packet_bytes - 20 : xcp::kControlMessageLen;
-      send_(j.dst, probe, payload, j.chirp_start + off);
-      ++counters_.probes_sent;
-      counters_.probe_bytes += 20 + std::max(payload, xcp::kControlMessageLen);
-      ++j.next_index;
-    }
-    if (j.chirps_left > 0 && j.next_index >= j.offsets.size()) {
-      --j.chirps_left;
-      ++j.chirp_id;
-      if (j.chirps_left > 0) start_chirp(j, j.chirp_start + j.schedule.config().chirp_period);
-    }
-    if (j.chirps_left == 0) {
-      it = jobs_.erase(it);
-    } else {
-      ++it;
-    }
   }
 }
 
@@ -326,7 +266,11 @@ void XcpiNode::run_v_timeout(UpstreamEntry& e, xcp::Timestamp now) {
 
 void XcpiNode::advance(xcp::Timestamp now) {
   if (now < next_deadline_) return;
-  run_chirp_jobs(now);
+  // Each probe leaves at its scheduled instant on the emulated timeline,
+  // however late the event loop runs: the link serialises from there.
+  chirps_.run(now, [&](uint32_t dst, xcp::ControlMessage& probe, size_t payload, xcp::Timestamp at) {
+    send_(dst, probe, payload, at);
+  });
   for (auto& [u, e] : table_) {
     if (e->chirp_analyzer) {
       if (auto d = e->chirp_analyzer->next_deadline(); d && *d <= now) on_chirps(*e, e->chirp_analyzer->on_deadline(now), now);
@@ -344,10 +288,7 @@ void XcpiNode::advance(xcp::Timestamp now) {
 }
 
 void XcpiNode::recompute_deadline() {
-  xcp::Timestamp t = next_expiry_scan_;
-  for (const ChirpJob& j : jobs_) {
-    if (j.chirps_left > 0 && j.next_index < j.offsets.size()) t = std::min(t, j.chirp_start + j.offsets[j.next_index]);
-  }
+  xcp::Timestamp t = std::min(next_expiry_scan_, chirps_.next_deadline());
   for (const auto& [u, e] : table_) {
     if (e->chirp_analyzer) {
       if (auto d = e->chirp_analyzer->next_deadline()) t = std::min(t, *d);
@@ -403,11 +344,11 @@ void XcpiNode::report(nlohmann::json& out, xcp::Timestamp now) const {
       {"requests_answered", counters_.requests_answered},
       {"control_invalid", counters_.control_invalid},
       {"control_unknown", counters_.control_unknown},
-      {"probes_sent", counters_.probes_sent},
-      {"probe_bytes", counters_.probe_bytes},
+      {"probes_sent", chirps_.counters().probes_sent},
+      {"probe_bytes", chirps_.counters().probe_bytes},
       {"probes_received", counters_.probes_received},
-      {"probe_jobs_refused", counters_.probe_jobs_refused},
-      {"chirp_jobs", jobs_.size()},
+      {"probe_jobs_refused", chirps_.counters().jobs_refused},
+      {"chirp_jobs", chirps_.jobs()},
       {"upstreams", std::move(ups)},
   };
 }

@@ -27,7 +27,7 @@
 #include "xcp/control_message.hh"
 #include "xcp/uniform_rng.hh"
 #include "xcp/xcp_params.hh"
-#include "xcp/chirp_schedule.hh"
+#include "xcp/chirp_sender.hh"
 #include "xcpi/upstream_entry.hh"
 #include "xcpi/xcpi_config.hh"
 
@@ -41,10 +41,8 @@ struct XcpiCounters {
   uint64_t requests_answered = 0; // as U: requests acknowledged
   uint64_t control_invalid = 0;   // Format 3 packets to us that did not parse
   uint64_t control_unknown = 0;   // acks/probes for no entry of ours
-  uint64_t probes_sent = 0;       // as U: chirp packets sent
-  uint64_t probe_bytes = 0;       // ... their IP bytes (the estimator's overhead)
   uint64_t probes_received = 0;   // as R: chirp packets analysed
-  uint64_t probe_jobs_refused = 0;  // as U: requests for chirps beyond the job bound
+  // As U, in chirp_sender(): probes_sent, probe_bytes, jobs_refused.
 };
 
 class XcpiNode {
@@ -77,25 +75,14 @@ class XcpiNode {
   size_t entries() const { return table_.size(); }
   const UpstreamEntry* entry(uint32_t upstream) const;
   const XcpiCounters& counters() const { return counters_; }
+  // As U: the chirps downstream routers asked for (shared with sender hosts).
+  const xcp::ChirpSender& chirp_sender() const { return chirps_; }
   const XcpiConfig& config() const { return config_; }
   void report(nlohmann::json& out, xcp::Timestamp now) const;
 
  private:
-  // As U: the chirps one downstream router asked for.
-  struct ChirpJob {
-    uint32_t dst = 0;
-    uint32_t session = 0;
-    uint32_t chirps_left = 0;
-    uint32_t chirp_id = 0;
-    xcp::Timestamp chirp_start{};
-    size_t next_index = 0;
-    std::vector<xcp::Duration> offsets;
-    ChirpSchedule schedule;  // the grid R asked for
-  };
   // The template with L, H and the period derived for a path of rate `h_bps`.
   ChirpConfig chirp_for(double h_bps) const;
-  void start_chirp(ChirpJob& job, xcp::Timestamp start);
-  void run_chirp_jobs(xcp::Timestamp now);
   void on_probe(const xcp::ControlMessage& m, const Packet& p, xcp::Timestamp now);
   // Chirps the analyzer closed: each usable one adds A + y (now) to C_U's window.
   void on_chirps(UpstreamEntry& e, const std::vector<ChirpResult>& done, xcp::Timestamp now);
@@ -123,7 +110,7 @@ class XcpiNode {
   xcp::Timestamp next_expiry_scan_ = xcp::Timestamp::max();
   uint64_t entries_created_ = 0;
   XcpiCounters counters_;
-  std::vector<ChirpJob> jobs_;  // at most max_upstreams
+  xcp::ChirpSender chirps_;  // as U: at most max_upstreams jobs
 };
 
 }  // namespace xcprouter
