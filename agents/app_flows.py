@@ -14,11 +14,19 @@ its TTL expired, an unfaithful drop in the run's fidelity.
 Which connections are a flow's: at its server host those on the flow's port from the
 client host's address, at its client host those to the server's address and port (the
 interposer moves no others of the two programs to the stack).
+
+Across machines (cluster backend) a flow's client and server may be on two machines, each
+with its own agent: the client's agent measures the client's side and writes the flow's
+fct.csv row; the server's agent samples the server's side into flow.csv like any stream
+and reports its totals and end as `app_side` messages (ServerSides), which the controller
+merges into that row (orchestrator/backends/cluster/apps.py). Each agent reads only the
+stacks of its own machine, as it would on real machines.
 """
 
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -45,6 +53,11 @@ _PRIVATE_ETC = ("unshare", "--mount", "--propagation", "private", "/bin/sh", "-c
 
 def _running(popen: subprocess.Popen[bytes]) -> bool:
     return popen.poll() is None
+
+
+def served_here(plan: Plan, mine: set[str]) -> list[Flow]:
+    """App flows whose server is on this machine and whose client is on another."""
+    return [f for f in plan.flows if f.tool == "app" and f.dst in mine and f.src not in mine]
 
 
 def app_hosts(plan: Plan, mine: set[str]) -> list[str]:
@@ -127,11 +140,15 @@ class AppStacks:
                                stderr=f"app flow {f.id}: the server {why}; its stderr: "
                                       f"{self.procs.stderr_tail(key, 800)}")
 
+    @staticmethod
+    def server_match(f: Flow) -> Match:
+        """The flow's connections as its server host's stack sees them."""
+        return lambda st: st.get("local_port") == f.port and st.get("remote_addr") == f.src_addr
+
     def _matches(self, f: Flow) -> list[tuple[StackdReader, Match]]:
         out: list[tuple[StackdReader, Match]] = []
         if f.dst in self.readers:
-            out.append((self.readers[f.dst], lambda st: st.get("local_port") == f.port
-                        and st.get("remote_addr") == f.src_addr))
+            out.append((self.readers[f.dst], self.server_match(f)))
         if f.src in self.readers:
             out.append((self.readers[f.src], lambda st: st.get("remote_port") == f.port
                         and st.get("remote_addr") == f.dst_addr))
@@ -149,3 +166,52 @@ class AppStacks:
         conns = [st for reader, m in self._matches(f) for st in reader.matching(m)]
         return {key: sum(int(st.get(key, 0) or 0) for st in conns)
                 for key in ("bytes", "retransmits", "timeouts")}
+
+
+class ServerSides:
+    """The server's side of each app flow whose client runs on another machine, reported
+    as `app_side` messages: {"type": "app_side", "flow", "host", "t_s", "bytes",
+    "retransmits", "timeouts", "connections", "closed": all of them closed, "closed_t_s":
+    run time of the last close (None while one is open), "final"}. One message whenever
+    the side changed since the last, and a final one at the end of the run (after waiting
+    up to `settle_s` for open connections to close, as the client's side waits)."""
+
+    def __init__(self, apps: AppStacks, flows: list[Flow]) -> None:
+        self.apps = apps
+        self.flows = flows
+        self._last: dict[str, tuple[Any, ...]] = {}
+
+    def _side(self, f: Flow, t_s: float, now: float, final: bool) -> dict[str, Any]:
+        reader = self.apps.readers[f.dst]
+        match = self.apps.server_match(f)
+        conns = reader.matching(match)
+        closed = bool(conns) and reader.all_closed(match)
+        last = reader.last_close(match) if closed else None
+        return {"type": "app_side", "flow": f.id, "host": f.dst, "t_s": round(t_s, 6),
+                **self.apps.totals(f), "connections": len(conns), "closed": closed,
+                "closed_t_s": None if last is None else round(t_s - (now - last), 6),
+                "final": final}
+
+    def reports(self, t_s: float, now: float) -> list[dict[str, Any]]:
+        out = []
+        for f in self.flows:
+            side = self._side(f, t_s, now, False)
+            key = tuple(side[k] for k in ("bytes", "retransmits", "timeouts", "connections",
+                                          "closed"))
+            if self._last.get(f.id) != key:
+                self._last[f.id] = key
+                out.append(side)
+        return out
+
+    def final(self, t_s: float, now: Callable[[], float], settle_s: float,
+              sleep: Callable[[float], None] = time.sleep) -> list[dict[str, Any]]:
+        t = now()
+
+        def open_left() -> bool:
+            return any(s["connections"] and not s["closed"]
+                       for s in (self._side(f, t_s, t, True) for f in self.flows))
+
+        while open_left() and now() - t < settle_s:
+            sleep(0.05)
+        waited = now() - t
+        return [self._side(f, t_s + waited, now(), True) for f in self.flows]

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from agents import deploy, engines, nsops
-from agents.app_flows import AppStacks
+from agents.app_flows import AppStacks, ServerSides, served_here
 from agents.captures import Captures
 from agents.clean import clean_run
-from agents.flow_control import FlowControl
+from agents.flow_control import APP_SETTLE_S, FlowControl
 from agents.flow_sampler import TcpDiag
 from agents.from_plan import machine_nodes, share_for
 from agents.kernel_mode import kernel_link_event
@@ -68,6 +68,7 @@ class AgentRuntime:
         self.player: TimelinePlayer | None = None
         self.captures: Captures | None = None
         self.apps: AppStacks | None = None
+        self.server_sides: ServerSides | None = None
 
     # -- apply ------------------------------------------------------------
     def apply(self, plan_data: dict[str, Any], machine: str, log_dir: str,
@@ -171,9 +172,12 @@ class AgentRuntime:
                 return out
 
             diag = nsops.ns_thread(open_diag)
+        served = served_here(self.plan, self.mine)
+        if served and self.apps is not None:
+            self.server_sides = ServerSides(self.apps, served)
         return Sampler(plan=self.plan, dirs=dirs, groups=self.groups, kernel_ns=kernel_ns,
                        diag=diag, clients={}, readers={}, rates=RateTracker(),
-                       host_procs=self.procs, apps=self.apps)
+                       host_procs=self.procs, apps=self.apps, served=served)
 
     # -- start: play the timeline and sample -------------------------------
     def start(self, at: float | None = None) -> dict[str, Any]:
@@ -292,10 +296,17 @@ class AgentRuntime:
                     self.stop_event.set()
             assert self.flows
             self.flows.reap(self.clock.now() - self.t0)
+            if self.server_sides:
+                for side in self.server_sides.reports(t_s, self.clock.now()):
+                    self.emit(side)
         if not self.stop_event.is_set():
             assert self.flows
             self.flows.stop_all()
             self.flows.reap(self.clock.now() - self.t0, final=True)
+            if self.server_sides:  # after the clients here: their ends close the others'
+                for side in self.server_sides.final(self.clock.now() - self.t0,
+                                                    self.clock.now, APP_SETTLE_S):
+                    self.emit(side)
             if self.captures:
                 self.captures.finish(self.clock.now() - self.t0)
             late = max((f.lateness_s for f in self.player.fired), default=0.0) \

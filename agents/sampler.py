@@ -33,6 +33,8 @@ class Sampler:
     rates: RateTracker
     host_procs: ProcessTable | None = None  # the flow tools' CPU and scheduling delay
     apps: AppStacks | None = None  # app flows: their connections, as the stacks report them
+    # app flows served here whose client is on another machine: the server's side
+    served: list[Flow] = field(default_factory=list)
     _flow_rates: RateTracker = field(default_factory=RateTracker)
 
     def sample(self, t_s: float) -> dict[str, list[dict[str, Any]]]:
@@ -64,6 +66,9 @@ class Sampler:
                 out["flow"] += self.flow_rows(f, t_s, self.readers[fid].snapshot())
             elif f.proto != "udp" and f.src in self.diag and run.popen.poll() is None:
                 out["flow"] += self.flow_rows(f, t_s, self.diag[f.src].streams(f.port))
+        if self.apps is not None:
+            for f in self.served:
+                out["flow"] += self.flow_rows(f, t_s, self.apps.samples(f))
         return out
 
     def flow_rows(self, f: Flow, t_s: float, samples: list[StreamSample],

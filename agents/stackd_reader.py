@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -25,6 +26,9 @@ class StackdReader:
     # socket id ("LPORT-ADDR:RPORT") -> its latest stream object; closed ones keep their last
     streams: dict[str, dict[str, Any]] = field(default_factory=dict)
     closed: set[str] = field(default_factory=set)
+    # socket id -> time.monotonic() when its `closed` line was read (a server whose client
+    # runs on another machine: its side's end, agents/app_flows.ServerSides)
+    closed_at: dict[str, float] = field(default_factory=dict)
     bad_lines: int = 0
     changed: threading.Condition = field(default_factory=threading.Condition)
     _feedback_seen: dict[str, int] = field(default_factory=dict)
@@ -52,6 +56,7 @@ class StackdReader:
                 key = str(data.get("socket"))
                 self.streams[key] = data
                 self.closed.add(key)
+                self.closed_at.setdefault(key, time.monotonic())
             self.changed.notify_all()
 
     def pump(self, stream: IO[bytes], tee: IO[bytes] | None = None) -> threading.Thread:
@@ -71,6 +76,13 @@ class StackdReader:
     def all_closed(self, match: Match) -> bool:
         with self.changed:
             return all(k in self.closed for k, st in self.streams.items() if match(st))
+
+    def last_close(self, match: Match) -> float | None:
+        """time.monotonic() of the latest close among the matching connections."""
+        with self.changed:
+            times = [self.closed_at[k] for k, st in self.streams.items()
+                     if match(st) and k in self.closed_at]
+        return max(times, default=None)
 
     def samples(self, match: Match) -> list[StreamSample]:
         """One cumulative sample per matching connection (stream "host:LPORT-ADDR:RPORT");

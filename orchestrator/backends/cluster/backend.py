@@ -12,6 +12,8 @@
 - `start`: one controller instant, each agent given it in its own clock;
 - `messages`: the agents' streams merged; one `done` when every machine is done; an
   agent channel that closes before `destroy` is a lost machine: a fatal error naming it;
+  an app flow whose client and server are on two machines gets one fct.csv row from
+  both machines' sides (apps.py);
 - `destroy`: every reachable agent destroys in parallel (bounded), then each machine's
   run directory (logs, engine configs, captures) is copied back into run_dir.
 
@@ -36,6 +38,7 @@ from typing import Any, TypeVar
 from orchestrator.backends.agent_link import AgentLink
 from orchestrator.backends.base import Backend, drain, limits_refusal
 from orchestrator.backends.cluster import barrier
+from orchestrator.backends.cluster.apps import AppMerge, split_app_flows
 from orchestrator.backends.cluster.channel import (
     open_agent,
     remote_run_dir,
@@ -88,6 +91,7 @@ class ClusterBackend(Backend):
         self.lost: set[str] = set()  # machines whose agent channel closed before destroy
         self.clocks: list[barrier.MachineClock] = []
         self.closing = threading.Event()
+        self.apps = AppMerge(set())
         self._destroyed: dict[str, Any] | None = None
 
     # -- plan ------------------------------------------------------------------------
@@ -104,18 +108,7 @@ class ClusterBackend(Backend):
 
     @classmethod
     def unsupported(cls, plan: Plan) -> list[str]:
-        apps = [f.id for f in plan.flows if f.tool == "app"]
-        # The bundle ships the socket stack (orchestrator/cluster/dist.py) and such a run
-        # completes (curl over http-over-xcp.yaml across two machines: 3.51 s, exit 0),
-        # but an app flow is measured by the agent that runs its client, from the stacks
-        # it has: the server's stack, on another machine, goes unread, and the data it
-        # sends with it (that run counted 84 bytes: curl's request)
-        return limits_refusal(cls.name, plan) + ([
-            f"flows.{apps[0]}.app" + (f" (and {len(apps) - 1} more)" if len(apps) > 1 else "")
-            + ": an app flow is measured by the agent of its client host, which does not "
-              "see the server's socket stack on another machine (its data would go "
-              "uncounted); run app flows with netns"]
-            if apps else [])
+        return limits_refusal(cls.name, plan)
 
     def prepare(self, plan: Plan) -> None:
         refused = self.unsupported(plan)
@@ -161,6 +154,7 @@ class ClusterBackend(Backend):
     def apply(self, plan: Plan) -> dict[str, Any]:
         self._check_placed(plan)
         self.plan = plan
+        self.apps = AppMerge(split_app_flows(plan))
         logs = self.run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         machines = self._machines(plan)
@@ -233,13 +227,16 @@ class ClusterBackend(Backend):
             if kind == "done":
                 self.done[name] = msg
                 if len(self.done) == len(self.links):
+                    for m in self.apps.flush():
+                        self.merged.put(m)
                     self.merged.put({
                         "type": "done", "t_s": max(d.get("t_s", 0.0) for d in self.done.values()),
                         "timeline_max_lateness_ms": max(
                             (d.get("timeline_max_lateness_ms") or 0.0)
                             for d in self.done.values())})
                 continue
-            self.merged.put(msg)
+            for m in self.apps.offer(msg):
+                self.merged.put(m)
 
     def start(self, at: float | None = None) -> None:
         instant = at if at is not None else barrier.start_instant(self.clocks)

@@ -86,12 +86,11 @@ def test_node_limits_over_the_options_key_by_key() -> None:
         "--cpuset-cpus", "0", "--memory", str(32 << 20)]
 
 
-def test_cluster_refuses_app_flows_by_name() -> None:
-    """An app flow is measured by its client host's agent, which cannot see the server's
-    socket stack on another machine: refused before anything is deployed, naming the
-    flow and that reason."""
+def test_cluster_accepts_app_flows() -> None:
+    """App flows run across machines: the server's agent reports the server's side and
+    the controller merges it (orchestrator/backends/cluster/apps.py; the run is
+    tests/cluster/test_cluster_run.py's)."""
     spec = Path(__file__).resolve().parents[3] / "experiments" / "apps" / "http-over-xcp.yaml"
     plan = make_plan(load_spec(spec), "app-20260101T000000-0000")
-    refused = ClusterBackend.unsupported(plan)
-    assert len(refused) == 1 and ".app" in refused[0] and "socket stack" in refused[0]
+    assert ClusterBackend.unsupported(plan) == []
     assert NetnsBackend.unsupported(plan) == []
