@@ -1,4 +1,5 @@
-"""`xcplab cluster check|provision INVENTORY`, `bundle OUT`, `place SPEC INVENTORY`.
+"""`xcplab cluster check|provision INVENTORY`, `bundle OUT`, `place SPEC INVENTORY`,
+`acquire PROVIDER --out DIR`, `release DIR PROVIDER`.
 
 check: one line per machine (versions, MTU, clock offset), then one line per problem
 as `INVENTORY: machines[i] (name): reason`; exit 0 when every machine is usable, 1
@@ -47,6 +48,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                        "file; prints its version")
     b.add_argument("out", type=Path, help="output file (tar)")
     b.set_defaults(func=run_bundle)
+    a = csub.add_parser("acquire", help="machines from a provider (static: an inventory; "
+                                        "g5k: a Grid'5000 reservation) as an inventory")
+    a.add_argument("provider", help="provider file (YAML, `provider: static|g5k`)")
+    a.add_argument("--out", type=Path, required=True,
+                   help="directory receiving inventory.yaml (g5k) and reservation.json")
+    a.set_defaults(func=run_acquire)
+    r = csub.add_parser("release", help="give back what `acquire` reserved (g5k: its job)")
+    r.add_argument("dir", type=Path, help="the --out directory of `acquire`")
+    r.add_argument("provider", help="the provider file given to `acquire`")
+    r.set_defaults(func=run_release)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -106,4 +117,23 @@ def run_place(args: argparse.Namespace) -> int:
         print(f"{a} -> {b}: {units.fmt_rate(bps)} crossing "
               f"(limit {units.fmt_rate(p.limit_bps[a, b])})")
     print(f"{len(p.crossing_links)} links cross machines (VXLAN, not built yet)")
+    return 0
+
+
+def run_acquire(args: argparse.Namespace) -> int:
+    from orchestrator.cluster.providers import load_provider
+
+    prov = load_provider(args.provider)  # SpecError -> exit 2 in cli.main
+    args.out.mkdir(parents=True, exist_ok=True)
+    res = prov.acquire(args.out)
+    res.save(args.out)
+    print(res.inventory)
+    return 0
+
+
+def run_release(args: argparse.Namespace) -> int:
+    from orchestrator.cluster.providers import release
+
+    res = release(args.dir, args.provider)
+    print(f"{args.dir}: {res.provider} reservation released")
     return 0
