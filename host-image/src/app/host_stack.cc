@@ -80,10 +80,17 @@ void HostStack::accept_ports(std::span<const PortRange> ports) {
 
 nlohmann::json HostStack::rx_report() const {
   const auto drops = sock.kernel_drops();
-  return {{"packets", rx.stats().packets},
-          {"not_ours", ep.stats().not_ours},
-          {"port_filter", sock.filtered()},
-          {"socket_drops", drops ? nlohmann::json(*drops) : nlohmann::json(nullptr)}};
+  nlohmann::json j = {{"packets", rx.stats().packets},
+                      {"not_ours", ep.stats().not_ours},
+                      {"port_filter", sock.filtered()},
+                      {"socket_drops", drops ? nlohmann::json(*drops) : nlohmann::json(nullptr)}};
+  const EndpointStats& e = ep.stats();
+  if (e.xcpi_requests_answered > 0) {  // the XCP-i sender duty (U of a cloud)
+    j["xcpi_sender"] = {{"requests_answered", e.xcpi_requests_answered}, {"probes_sent", e.xcpi_probes_sent},
+                        {"probe_bytes", e.xcpi_probe_bytes}, {"probes_unsent", e.xcpi_probes_unsent},
+                        {"chirp_jobs_refused", e.xcpi_chirp_jobs_refused}};
+  }
+  return j;
 }
 
 }  // namespace xcphost

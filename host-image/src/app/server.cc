@@ -73,7 +73,16 @@ int run_server(const Options& o) {
     std::printf("xcpperf server listening on port %u (IP protocol 253)\n", o.port);
     std::fflush(stdout);
   }
+  // The receiver duty's state every -i seconds (JSON modes): the run's `xcpi` series.
+  const bool xcpi_series = hs.xcpi && (o.json || o.json_stream) && o.interval > xcp::Duration::zero();
+  xcp::Timestamp next_xcpi = xcpi_series ? hs.clock.now() + o.interval : xcp::Timestamp::max();
   hs.loop.run({[&](xcp::Timestamp now) {
+                 if (now >= next_xcpi) {
+                   const nlohmann::json j = {{"event", "xcpi_interval"}, {"data", hs.xcpi->report()}};
+                   std::printf("%s\n", j.dump().c_str());
+                   std::fflush(stdout);
+                   while (next_xcpi <= now) next_xcpi = next_xcpi + o.interval;
+                 }
                  // The endpoint has already forgotten finished connections; their handlers go now.
                  for (auto it = streams.begin(); it != streams.end();) {
                    if (!it->second.second->closed()) {
@@ -88,7 +97,7 @@ int run_server(const Options& o) {
                  if (stop_requested()) return false;
                  return !(o.one_off && accepted > 0 && streams.empty());
                },
-               [] { return xcp::Timestamp::max(); }});
+               [&] { return next_xcpi; }});
   if (hs.xcpi) {
     // The receiver duty's counters, for the run directory (the server's log).
     const nlohmann::json j = {{"event", "xcpi_receiver"}, {"data", hs.xcpi->report()}};
