@@ -1,5 +1,6 @@
 #include "ixcp/ixcp_controller.hh"
 
+#include <climits>
 #include <stdexcept>
 
 #include "xcp/header.hh"
@@ -55,13 +56,31 @@ void IxcpController::on_departure(Packet& p) {
   ++counters_.feedback_lowered;
   // The id follows the paper: only a strictly smaller feedback makes this
   // link the flow's bottleneck (an equal one leaves the earlier hop's id).
-  const bool new_bottleneck = f.fb < h.feedback_bytes && (matches(h) || f.fb < 0);
+  const bool new_bottleneck = f.fb < h.feedback_bytes && (matches(h) || claims(h, f.fb));
   write_feedback(p, f.fb);
   if (new_bottleneck && h.has_ixcp() && h.next_bottleneck_id != link_id_) {
     xcp::store_next_bottleneck_id(p.xcp_shim(), link_id_);
     p.xcp.next_bottleneck_id = link_id_;
     ++ixcp_counters_.ids_written;
   }
+}
+
+bool IxcpController::claims(const xcp::XcpHeader& h, double fb) {
+  // A link with spare bandwidth is nobody's bottleneck (IXCP.md).
+  if (fb >= 0) return false;
+  // An earlier hop (or the sender's own rate request) already limited the
+  // packet, and this link asks for less still: it is tighter than the flow's
+  // recorded bottleneck.
+  if (h.feedback_bytes < INT32_MAX) return true;
+  // First limiting hop: claim only a flow at least as fast as the flows
+  // bottlenecked here (max-min: a flow's bottleneck is a saturated link on
+  // which no flow is faster). A slower one is held below this link's share by
+  // its own bottleneck; claiming it would shuffle this link's bandwidth toward
+  // a flow that cannot use it (seed 001 §2.2).
+  const double local = local_rate();
+  if (local <= 0 || h.cwnd_bytes / capped_rtt_s(h.rtt_us) >= local) return true;
+  ++ixcp_counters_.claims_declined;
+  return false;
 }
 
 void IxcpController::report(nlohmann::json& out) const {
@@ -84,6 +103,8 @@ void IxcpController::report(nlohmann::json& out) const {
       {"non_matching_bytes", ixcp_counters_.non_matching_bytes},
       {"no_block", ixcp_counters_.no_block},
       {"ids_written", ixcp_counters_.ids_written},
+      {"local_rate", local_rate()},
+      {"claims_declined", ixcp_counters_.claims_declined},
   };
 }
 

@@ -19,6 +19,10 @@ struct IxcpCounters {
   uint64_t non_matching_packets = 0, non_matching_bytes = 0;  // counted in y0
   uint64_t no_block = 0;     // Standard arrivals without the B block (treated as matching)
   uint64_t ids_written = 0;  // departures whose next_bottleneck_id this link set
+  // Departures bottlenecked elsewhere whose negative feedback lowered the
+  // sender's request but that this link did not claim: slower than the flows
+  // bottlenecked here (IXCP.md "Which hop claims the flow").
+  uint64_t claims_declined = 0;
 };
 
 class IxcpController final : public XcpController {
@@ -35,6 +39,9 @@ class IxcpController final : public XcpController {
     return !h.has_ixcp() || h.bottleneck_id == 0 || h.bottleneck_id == link_id_;
   }
   uint32_t link_id() const { return link_id_; }
+  // Mean rate (bytes/s, cwnd/rtt from the headers) of the flows bottlenecked
+  // here over the last interval, Ss_m/SA_m; 0 when none were seen.
+  double local_rate() const { return shuffle_.sa > 0 ? shuffle_.ss / shuffle_.sa : 0.0; }
   const ShuffleState& shuffle() const { return shuffle_; }
   const Pools& shuffle_pools() const { return shuffle_pools_; }
   const IxcpCounters& ixcp_counters() const { return ixcp_counters_; }
@@ -43,6 +50,10 @@ class IxcpController final : public XcpController {
   IntervalState interval_state(double y, const TimeoutInput& in) override;
 
  private:
+  // Whether this hop, lowering H_feedback to `fb`, takes a packet
+  // bottlenecked elsewhere (IXCP.md "Which hop claims the flow").
+  bool claims(const xcp::XcpHeader& h, double fb);
+
   uint32_t link_id_;
   double y0_bytes_ = 0;     // this interval's non-matching input
   IntervalSums matching_;   // this interval's SA/Ss over matching packets
