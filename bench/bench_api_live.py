@@ -9,6 +9,10 @@ experiments (what the history page asks), and now and then (every SUBMIT_EVERY_S
 staggered) submit one more; their submissions go to a paused pool (`parked=0`), so
 only the measured run executes.
 
+Each status answer's Server-Timing header gives the handlers' own time beside the
+latency the client saw (`status_app_*`): the difference is time spent waiting for the
+server's event loop or for a CPU.
+
 Only requests made while the measured run is in the `running` state count. Target
 (issue 19): status p99 < 50 ms. Reported beside it: the same figures with the machine
 idle (the run not started yet) as a ratio, the run's own fidelity verdict (did the
@@ -38,6 +42,8 @@ from bench_api import percentile  # noqa: E402
 from bench_api_health import latency_figures  # noqa: E402
 from server_proc import Server, cli  # noqa: E402
 
+from orchestrator.api.server_timing import app_ms  # noqa: E402
+
 SUBMIT_EVERY_S = 20.0
 POLL_PERIOD_S = 1.0
 
@@ -57,6 +63,9 @@ async def _user(url: str, token: str, own: str, k: int, until: float, stop: Any,
                 t0, t = time.monotonic(), time.perf_counter()
                 r = await c.get(path)
                 samples.append(("status", t0, (time.perf_counter() - t) * 1000))
+                app = app_ms(r.headers.get("server-timing"))
+                if app is not None:
+                    samples.append(("status_app", t0, app))
                 if r.status_code != 200:
                     errors.append(f"status {r.status_code}")
             if time.monotonic() >= next_submit:
@@ -111,6 +120,7 @@ def run() -> dict:
         tokens = [cli("user", "add", f"live{i}", env=server.env) for i in range(clients)]
         server.start()
         status: dict[str, list[float]] = {}
+        status_app: dict[str, list[float]] = {}
         submit: dict[str, list[float]] = {}
         errors: list[str] = []
         summary: dict = {}
@@ -158,8 +168,8 @@ def run() -> dict:
                 got, errs = results.get(timeout=60)
                 errors.extend(errs)
                 for kind, t0, ms in got:
-                    (status if kind == "status" else submit).setdefault(
-                        _phase_at(changes, t0), []).append(ms)
+                    by_kind = {"status": status, "status_app": status_app}.get(kind, submit)
+                    by_kind.setdefault(_phase_at(changes, t0), []).append(ms)
             for w in workers:
                 w.join(timeout=10)
         finally:
@@ -169,6 +179,10 @@ def run() -> dict:
         "clients": clients, "client_processes": procs, "run_s": run_s,
         "status_idle": latency_figures(status.get("idle", [])),
         "status_while_running": latency_figures(status.get("running", [])),
+        # the handlers' own time (Server-Timing): the rest of the client's latency was
+        # waiting, for the event loop or for a CPU
+        "status_app_idle": latency_figures(status_app.get("idle", [])),
+        "status_app_while_running": latency_figures(status_app.get("running", [])),
         "submit_while_running": latency_figures(submit.get("running", [])),
         "run_state": summary.get("_state"),
         "run_fidelity_ok": fid.get("ok"),

@@ -14,6 +14,7 @@ from orchestrator.api.body_limit import BodyLimit
 from orchestrator.api.deps import get_settings
 from orchestrator.api.progress_hub import ProgressHub
 from orchestrator.api.routes import experiments, health, runs, sweeps
+from orchestrator.api.server_timing import ServerTiming
 from orchestrator.api.web import install as install_web
 from orchestrator.dashboards import install as install_dashboards
 from orchestrator.service.app_state import Service
@@ -53,6 +54,7 @@ def create_app(*, settings: Settings | None = None, run_fn: RunFunction | None =
                   redoc_url=None)
     errors.install(app)
     app.add_middleware(BodyLimit)
+    app.add_middleware(ServerTiming)  # outermost: times the body limit too
     for module in (health, experiments, runs, sweeps):
         app.include_router(module.router, prefix=API_PREFIX)
     install_web(app)  # the pages under /ui (docs/web.md)
