@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "service"))
 sys.path.insert(0, str(REPO / "bench"))
 
