@@ -323,11 +323,22 @@ class AgentRuntime:
 
     def destroy(self) -> dict[str, Any]:
         t0 = time.monotonic()
+        phases: dict[str, float] = {}
+        mark = [t0]
+
+        def phase(name: str) -> None:
+            now = time.monotonic()
+            phases[name] = round(now - mark[0], 4)
+            mark[0] = now
+
         self.stop()
+        phase("stop_s")
         if self.captures:
             self.captures.finish(None)  # a cancelled run still gets its index
+        phase("captures_s")
         if self.procs:
             self.procs.stop_all()
+        phase("processes_s")
         for g in self.groups:
             if g.control:
                 g.control.close()
@@ -335,8 +346,10 @@ class AgentRuntime:
             self.sampler.close()
         if self.dep:
             self.dep.close()
+        phase("handles_s")
         removed: dict[str, Any] = {}
         if self.state:
             rep = clean_run(self.state.run_id, self.state_root)
             removed = {"namespaces": len(rep.namespaces), "processes_left": rep.processes}
-        return {"teardown_s": time.monotonic() - t0, **removed}
+        phase("clean_s")
+        return {"teardown_s": time.monotonic() - t0, "phases": phases, **removed}

@@ -15,6 +15,12 @@ engine's own work is timed):
 
 Figures:
     scale.engine_start_s_100_ports, scale.engine_start_s_1000_ports
+    scale.engine_stop_s_100_ports, scale.engine_stop_s_1000_ports
+                                   SIGTERM -> exit: every port's socket closed (each close
+                                   waits out kernel RCU grace periods; Port::close_many
+                                   overlaps them)
+    scale.port_close_s_1000_{serial,many}  closing xcp-port-open's 1000 ports one after
+                                   another vs Port::close_many
     scale.engine_rss_kb_per_port   (rss(1000) - rss(10)) / 990: the slope, what one
                                    more idle port costs
     scale.port_{open_s_1000,rss_kb_per_port}_*  the engine's Port alone (xcp-port-open,
@@ -115,7 +121,8 @@ def _namespace(pairs: int) -> Iterator[tuple[str, Path]]:
 
 
 def measure(ports: int) -> dict[str, float]:
-    """Builds the star of `ports` ports, starts the engine, returns start_s and rss_kb."""
+    """Builds the star of `ports` ports, starts the engine, returns start_s, rss_kb and
+    stop_s (SIGTERM -> exit: the ports' sockets closed, Port::close_many)."""
     if ports < 2 or ports % 2:
         raise ValueError("ports must be an even number >= 2")
     with _namespace(ports // 2) as (tag, tmp):
@@ -133,12 +140,14 @@ def measure(ports: int) -> dict[str, float]:
                 err = engine.stderr.read() if engine.stderr else ""
                 raise RuntimeError(f"xcp-router with {ports} ports did not start: "
                                    f"{line!r} {err[-2000:]}")
-            return {"start_s": round(start_s, 3), "rss_kb": _rss_kb(engine.pid)}
-        finally:
+            out: dict[str, float] = {"start_s": round(start_s, 3), "rss_kb": _rss_kb(engine.pid)}
+            t1 = time.perf_counter()
             engine.terminate()
-            try:
-                engine.wait(timeout=30)
-            except subprocess.TimeoutExpired:
+            engine.wait(timeout=30)
+            out["stop_s"] = round(time.perf_counter() - t1, 3)
+            return out
+        finally:
+            if engine.poll() is None:
                 engine.kill()
                 engine.wait()
 
@@ -175,6 +184,10 @@ def run() -> dict[str, dict[str, object]]:
                       "port_rss_kb_per_port_100mbps": kb_per_port(new),
                       "engine_start_s_100_ports": m[100]["start_s"],
                       "engine_start_s_1000_ports": m[1000]["start_s"],
+                      "engine_stop_s_100_ports": m[100]["stop_s"],
+                      "engine_stop_s_1000_ports": m[1000]["stop_s"],
+                      "port_close_s_1000_serial": old["close_s"],
+                      "port_close_s_1000_many": new["close_s"],
                       "engine_rss_kb_per_port": round(per_port, 1),
                       "engine_rss_kb_10_ports": m[10]["rss_kb"],
                       "engine_rss_kb_1000_ports": m[1000]["rss_kb"]}}

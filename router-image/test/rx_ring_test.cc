@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <stdexcept>
 
 #include "core/port.hh"
@@ -70,6 +73,26 @@ TEST(PortOpenMany, NamesTheFirstPortThatFailed) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("xcplab-nosuch0"), std::string::npos) << e.what();
   }
+}
+
+// close_many closes every socket (the engine's exit: one after another, 280
+// ports took 7 s of kernel grace periods).
+TEST(PortCloseMany, ClosesEveryPortAndEmptiesTheVector) {
+  std::vector<PortRequest> req(40, PortRequest{"", "lo", mbps(10)});
+  auto ports = Port::open_many(req);
+  std::vector<int> fds;
+  for (const auto& p : ports) fds.push_back(p->fd());
+  for (int fd : fds) ASSERT_NE(::fcntl(fd, F_GETFD), -1);
+  Port::close_many(ports);
+  EXPECT_TRUE(ports.empty());
+  for (int fd : fds) {
+    errno = 0;
+    EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "fd " << fd << " still open";
+    EXPECT_EQ(errno, EBADF);
+  }
+  std::vector<std::unique_ptr<Port>> none;
+  Port::close_many(none);  // nothing to close: no threads, no error
+  EXPECT_TRUE(none.empty());
 }
 
 }  // namespace

@@ -89,6 +89,19 @@ Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
   cpu_at_start_ = process_cpu_seconds();
 }
 
+Engine::~Engine() {
+  // Members' own order (control, handler, routers, then ports), the ports in parallel.
+  control_.reset();
+  handler_.reset();
+  routers_.clear();
+  std::vector<std::unique_ptr<Port>> all;
+  for (auto& router_ports : ports_) {
+    for (auto& p : router_ports) all.push_back(std::move(p));
+  }
+  ports_.clear();
+  Port::close_many(all);
+}
+
 void Engine::bind_xcpi_oracles(const EngineConfig& config) {
   // The config loader checked that every named router, port and direction exists.
   auto router_named = [&](const std::string& name) -> Router& {

@@ -27,6 +27,9 @@ class Engine {
   // Throws (naming the router/port and the failed action) when a namespace,
   // interface or socket cannot be opened, or a configured MAC is wrong.
   Engine(const EngineConfig& config, const xcp::MonotonicClock& clock);
+  // Closes every port at once (Port::close_many): one after another, each
+  // close waits out kernel grace periods (7 s for 280 ports).
+  ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 

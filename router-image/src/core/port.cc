@@ -13,6 +13,7 @@
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "core/packet_pool.hh"
@@ -114,6 +115,26 @@ std::vector<std::unique_ptr<Port>> Port::open_many(const std::vector<PortRequest
     }
   }
   return ports;
+}
+
+void Port::close_many(std::vector<std::unique_ptr<Port>>& ports) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < ports.size(); i = next++) ports[i].reset();  // never throws
+  };
+  {
+    std::vector<std::jthread> pool;
+    const size_t n = ports.size() < kCloseThreads ? ports.size() : kCloseThreads;
+    for (size_t t = 0; t < n; ++t) {
+      try {
+        pool.emplace_back(worker);
+      } catch (const std::system_error&) {
+        break;  // no more threads: those started (or this one, below) close the rest
+      }
+    }
+    if (pool.empty()) worker();
+  }  // joined
+  ports.clear();
 }
 
 int Port::receive_batch() {
