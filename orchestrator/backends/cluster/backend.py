@@ -258,21 +258,28 @@ class ClusterBackend(Backend):
 
     def collect(self, skip: Sequence[str] = ()) -> None:
         """Each machine's run directory (logs, engine configs, captures) into run_dir,
-        then removed from the machine; `skip`: machines known lost."""
+        then removed from the machine; `skip`: machines known lost. The machines in
+        parallel (each is two SSH sessions), their archives unpacked one at a time (they
+        share directories such as logs/)."""
         assert self.plan
-        for name in [m for m in self.links if m not in skip]:
+        unpack = threading.Lock()
+        run_id = self.plan.run_id
+
+        def one(name: str) -> None:
             m = self.inv.machine(name)
-            rdir = remote_run_dir(m, self.plan.run_id)
+            rdir = remote_run_dir(m, run_id)
             r = subprocess.run(ssh_argv(self.inv, m, ["tar", "-C", rdir, "-cf", "-", "."]),
                                capture_output=True, timeout=COPY_TIMEOUT_S, check=False)
             if r.returncode != 0 or len(r.stdout) > MAX_COPY_BYTES:
                 raise BackendError(node=name, cmd=f"copy {rdir}", rc=r.returncode,
                                    stderr=r.stderr.decode(errors="replace")[-500:]
                                    or f"more than {MAX_COPY_BYTES} bytes")
-            with tarfile.open(fileobj=io.BytesIO(r.stdout)) as tar:
+            with unpack, tarfile.open(fileobj=io.BytesIO(r.stdout)) as tar:
                 tar.extractall(self.run_dir, filter="data")
             subprocess.run(ssh_argv(self.inv, m, ["rm", "-rf", "--", rdir]),
                            capture_output=True, timeout=COPY_TIMEOUT_S, check=False)
+
+        self._each([m for m in self.links if m not in skip], one)
 
     def destroy(self) -> dict[str, Any]:
         if self._destroyed is not None:
