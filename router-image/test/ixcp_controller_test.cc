@@ -151,6 +151,15 @@ TEST(IxcpController, CongestedLinkClaimsOnlyFlowsItLimits) {
   EXPECT_EQ(wire_next_bottleneck_id(*limited), kOurs);
   EXPECT_EQ(f.ctl.ixcp_counters().ids_written, 2u);
   EXPECT_EQ(f.ctl.ixcp_counters().claims_declined, 1u);
+  // An application-limited sender asks for 0 itself: no hop limited it, so the
+  // slow flow is judged by its rate and not claimed.
+  auto app = make_ixcp_packet(1000, 50000, 100000, 0, kOther, kOther);
+  app->xcp.flags |= xcp::flags::kAppLimited;
+  xcp::write_header(app->xcp, app->xcp_shim());
+  f.ctl.on_departure(*app);
+  EXPECT_EQ(wire_feedback(*app), -20);
+  EXPECT_EQ(wire_next_bottleneck_id(*app), kOther);
+  EXPECT_EQ(f.ctl.ixcp_counters().claims_declined, 2u);
   // matching: p = 6e5·2e-4 = 120, n = 20 + 0.6·0.1·1000 = 80 → 40 B
   auto m = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOurs, kOurs);
   f.ctl.on_departure(*m);

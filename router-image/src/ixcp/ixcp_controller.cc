@@ -68,10 +68,10 @@ void IxcpController::on_departure(Packet& p) {
 bool IxcpController::claims(const xcp::XcpHeader& h, double fb) {
   // A link with spare bandwidth is nobody's bottleneck (IXCP.md).
   if (fb >= 0) return false;
-  // An earlier hop (or the sender's own rate request) already limited the
-  // packet, and this link asks for less still: it is tighter than the flow's
-  // recorded bottleneck.
-  if (h.feedback_bytes < INT32_MAX) return true;
+  // An earlier hop already limited the packet, and this link asks for less
+  // still: it is tighter than the flow's recorded bottleneck. An
+  // application-limited sender's own request (0) is not a hop's limit.
+  if (h.feedback_bytes < INT32_MAX && !(h.flags & xcp::flags::kAppLimited)) return true;
   // First limiting hop: claim only a flow at least as fast as the flows
   // bottlenecked here (max-min: a flow's bottleneck is a saturated link on
   // which no flow is faster). A slower one is held below this link's share by
