@@ -22,20 +22,24 @@ COMMANDS = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every subcommand, or `only` that one: each module imports what its command needs
+    (pandas, matplotlib, networkx...: 2-3 s of imports for all of them), so a command
+    named on the command line registers alone."""
     parser = argparse.ArgumentParser(
         prog="xcplab", description="Emulation testbed for router-assisted congestion control."
     )
     parser.add_argument("--version", action="version", version=f"xcplab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in [only] if only in COMMANDS else COMMANDS:
         importlib.import_module(f"orchestrator.cli.cmd_{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_in = sys.argv[1:] if argv is None else argv
+    parser = build_parser(args_in[0] if args_in else None)
+    args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
