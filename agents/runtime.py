@@ -29,6 +29,7 @@ from agents.sampler import Sampler
 from agents.share import ProcSpec
 from agents.state import STATE_ROOT, RunState, proc_starttime
 from agents.timeline import Action, Fired, MonotonicClock, TimelinePlayer, sleep_until
+from agents.xcpi_sampler import XcpiReceiverReader
 from xcplab_contract import agent, paths
 from xcplab_contract.errors import BackendError, ProtocolError
 from xcplab_contract.plan import Event, Flow, Plan
@@ -69,6 +70,8 @@ class AgentRuntime:
         self.captures: Captures | None = None
         self.apps: AppStacks | None = None
         self.server_sides: ServerSides | None = None
+        self.xcpi_receivers: dict[str, XcpiReceiverReader] = {}
+        self.reader_threads: list[threading.Thread] = []  # servers' stdout readers
 
     # -- apply ------------------------------------------------------------
     def apply(self, plan_data: dict[str, Any], machine: str, log_dir: str,
@@ -145,8 +148,16 @@ class AgentRuntime:
             assert self.apps
             self.apps.start_server(f)  # returns once it listens
             return
-        self.procs.start(ProcSpec(key=f"{f.id}.server", ns=self._ns(f.dst),
-                                  argv=self._argv(f.server_argv), kind="server"))
+        duty = any(a.startswith("--xcpi-receiver") for a in f.server_argv)
+        run = self.procs.start(ProcSpec(key=f"{f.id}.server", ns=self._ns(f.dst),
+                                        argv=self._argv(f.server_argv), kind="server"),
+                               stdout_pipe=duty)
+        if duty:  # the XCP-i receiver duty's reports: the host's `xcpi` rows
+            reader = XcpiReceiverReader()
+            assert run.popen.stdout is not None
+            tee = open(self.procs.log_dir / f"{f.id}.server.stdout", "wb")  # noqa: SIM115
+            self.reader_threads.append(reader.pump(run.popen.stdout, tee))
+            self.xcpi_receivers[f.id] = reader
 
     def _make_sampler(self, dirs: list[PortDir]) -> Sampler:
         assert self.plan and self.dep
@@ -177,7 +188,8 @@ class AgentRuntime:
             self.server_sides = ServerSides(self.apps, served)
         return Sampler(plan=self.plan, dirs=dirs, groups=self.groups, kernel_ns=kernel_ns,
                        diag=diag, clients={}, readers={}, rates=RateTracker(),
-                       host_procs=self.procs, apps=self.apps, served=served)
+                       host_procs=self.procs, apps=self.apps, served=served,
+                       xcpi_receivers=self.xcpi_receivers)
 
     # -- start: play the timeline and sample -------------------------------
     def start(self, at: float | None = None) -> dict[str, Any]:
@@ -338,6 +350,8 @@ class AgentRuntime:
         phase("captures_s")
         if self.procs:
             self.procs.stop_all()
+        for t in self.reader_threads:  # their final lines reach logs/ before we go
+            t.join(2)
         phase("processes_s")
         for g in self.groups:
             if g.control:

@@ -17,7 +17,7 @@ from agents.lateness import lateness_columns, loss_columns
 from agents.link_sampler import PortDir, RateTracker, engine_rows, kernel_rows
 from agents.proc_sampler import proc_row, proc_times
 from agents.procs import ProcessTable, Running
-from agents.xcpi_sampler import xcpi_rows
+from agents.xcpi_sampler import XcpiReceiverReader, receiver_rows, xcpi_rows
 from xcplab_contract.plan import Flow, Plan
 
 
@@ -35,6 +35,8 @@ class Sampler:
     apps: AppStacks | None = None  # app flows: their connections, as the stacks report them
     # app flows served here whose client is on another machine: the server's side
     served: list[Flow] = field(default_factory=list)
+    # XCP-i receiver duties served here: flow id -> its server's report reader
+    xcpi_receivers: dict[str, XcpiReceiverReader] = field(default_factory=dict)
     _flow_rates: RateTracker = field(default_factory=RateTracker)
 
     def sample(self, t_s: float) -> dict[str, list[dict[str, Any]]]:
@@ -54,6 +56,9 @@ class Sampler:
                                   "cpu_s": fid.get("cpu_seconds", ""),
                                   "steal_s": steal_seconds(),
                                   **lateness_columns(fid), **loss_columns(fid)})
+        for fid, reader in list(self.xcpi_receivers.items()):
+            if (rep := reader.snapshot()) is not None:
+                out["xcpi"] += receiver_rows(rep, self.plan.flow(fid).dst, fid, t_s)
         if self.kernel_ns:
             out["link"] += kernel_rows(self._kernel_stats(), self.dirs, t_s, self.rates)
         out["procs"] = self.proc_rows(t_s)

@@ -5,11 +5,21 @@ min C - y over the cloud path, when known), the estimation session's counters
 (requests, acks, timeouts, broken) and state, and V(U)'s control state. Router-wide
 counters (clouds detected, table full, expired entries) have an empty `link`.
 Long form, as the `xcpi` measurement of xcplab_contract/columns.py.
+
+A receiver host that runs V itself (the receiver duty, host-image/src/xcpi/) has rows
+too: its xcpperf server prints `{"event":"xcpi_interval","data":...}` every -i seconds,
+XcpiReceiverReader keeps the latest, and receiver_rows() names them as a router's
+(node = the host, port = the flow, link = U).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from agents.line_pump import pump_lines
 
 # Session states as numbers, so the series plots: established is the only state in
 # which an estimate is known to come from a reachable U.
@@ -51,3 +61,63 @@ def xcpi_rows(stats: dict[str, Any], t_s: float) -> list[dict[str, Any]]:
                 if _num(v.get(key)):
                     rows.append(dict(base, key=f"v_{key}", value=v[key]))
     return rows
+
+
+# The receiver duty's report (ReceiverXcpi::report) under the router rows' key names.
+RECEIVER_UPSTREAM_KEYS = {"estimate_bps": "estimate_bps",
+                          "capacity_for_u_bps": "capacity_for_u_bps",
+                          "requests": "requests", "acks": "acks", "timeouts": "timeouts",
+                          "broken": "broken", "cloud_queue_s": "cloud_queue_s",
+                          "chirps": "chirps_seen", "chirps_unusable": "chirps_unusable",
+                          "intervals": "v_intervals", "phi": "v_phi", "d": "v_d", "S": "v_S",
+                          "Q": "v_Q", "y": "v_y"}
+RECEIVER_KEYS = {"entries": "entries", "clouds_detected": "clouds_detected",
+                 "table_full": "table_full", "expired": "expired", "lowered": "lowered",
+                 "no_estimate": "no_estimate", "probes": "probes_received",
+                 "probe_bytes": "probe_bytes_received", "estimates": "estimates"}
+
+
+def receiver_rows(report: dict[str, Any], host: str, flow: str, t_s: float) -> list[dict[str, Any]]:
+    """`xcpi` rows of one receiver duty's report: node = host, port = flow id."""
+    t = round(t_s, 6)
+    base = {"t_s": t, "node": host, "port": flow, "link": ""}
+    rows = [dict(base, key=name, value=report[k])
+            for k, name in RECEIVER_KEYS.items() if _num(report.get(k))]
+    for upstream, u in (report.get("upstreams") or {}).items():
+        up = dict(base, link=upstream)
+        rows += [dict(up, key=name, value=u[k])
+                 for k, name in RECEIVER_UPSTREAM_KEYS.items() if _num(u.get(k))]
+        if u.get("state") in STATE_CODE:
+            rows.append(dict(up, key="state", value=STATE_CODE[u["state"]]))
+    return rows
+
+
+@dataclass
+class XcpiReceiverReader:
+    """The latest `xcpi_interval` report of one xcpperf server with the receiver duty
+    (its stdout, read in a thread and copied to logs/)."""
+
+    latest: dict[str, Any] | None = None
+    bad_lines: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def feed(self, line: str) -> None:
+        line = line.strip()
+        if not line.startswith("{"):
+            return
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            self.bad_lines += 1
+            return
+        data = obj.get("data")
+        if obj.get("event") in ("xcpi_interval", "xcpi_receiver") and isinstance(data, dict):
+            with self.lock:
+                self.latest = data
+
+    def pump(self, stream: IO[bytes], tee: IO[bytes] | None = None) -> threading.Thread:
+        return pump_lines(stream, self.feed, "xcpi-receiver-reader", tee)
+
+    def snapshot(self) -> dict[str, Any] | None:
+        with self.lock:
+            return self.latest

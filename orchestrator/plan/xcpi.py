@@ -88,18 +88,20 @@ def receiver_argv(planner: Any, flow: Any, fwd: Any, routers: set[str]) -> tuple
     (`estimator: chirp`), the receiver is R of the probing protocol (U sends its chirps
     toward it across the cloud, in the data's direction) and gets H, the capacity of its
     own access link (`--xcpi-receiver-chirp`); otherwise it gets the cloud path's capacity
-    (`--xcpi-receiver-cloud`). A sender host as U answers requests but sends no chirps,
-    so a flow without an XCP-i router keeps the capacity."""
+    (`--xcpi-receiver-cloud`). A flow without an XCP-i router keeps the capacity: its
+    U would be the sender host, and no router's `estimator` chooses chirps for it."""
     if not routers or flow.proto not in XCPI_PROTOS or flow.tool != "xcpperf":
         return ()
     bps = receiver_cloud_bps(planner, fwd, routers)
     if bps is None:
         return ()
+    # -i: the duty's state every metrics interval, the run's `xcpi` rows for this host.
+    every = ("-i", f"{planner.spec.metrics_interval_s:g}")
     last = _last_point(fwd, routers)
     if last > 0 and router_estimator(planner, fwd.nodes[last]) == "chirp":
         k, s = fwd.dirs[-1]
-        return ("--xcpi-receiver-chirp", f"{round(planner.rdir(k, s).capacity_bps)}")
-    return ("--xcpi-receiver-cloud", f"{round(bps)}")
+        return ("--xcpi-receiver-chirp", f"{round(planner.rdir(k, s).capacity_bps)}", *every)
+    return ("--xcpi-receiver-cloud", f"{round(bps)}", *every)
 
 
 def xcpi_entry(options: dict[str, Any] | None,

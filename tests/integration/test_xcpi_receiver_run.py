@@ -56,7 +56,7 @@ def test_the_receiver_runs_v_for_the_cloud_after_the_last_xcpi_router(tmp_path: 
     duty_dir, duty = run_spec(SPEC, tmp_path / "duty", dur, timeout=180)
     assert plain["status"] == "completed" and duty["status"] == "completed"
     server = json.loads((duty_dir / "plan.json").read_text())["flows"][0]["server_argv"]
-    assert server[-2:] == ["--xcpi-receiver-cloud", "30000000"], server
+    assert server[server.index("--xcpi-receiver-cloud") + 1] == "30000000", server
 
     # with the duty: >= 0.85 of capacity x time on the wire (the run includes the
     # ~1 s start-up), no queue drop at the cloud's bottleneck
@@ -77,31 +77,5 @@ def test_the_receiver_runs_v_for_the_cloud_after_the_last_xcpi_router(tmp_path: 
     assert rep["clouds_detected"] >= rep["lowered"], rep
 
 
-CHIRP_SPEC = REPO / "experiments" / "xcpi" / "fig4-asym-receiver-cloud-chirp.yaml"
-
-
-def test_the_receiver_measures_the_cloud_with_chirps_from_the_last_xcpi_router(
-        tmp_path: Path) -> None:
-    """r1 measures with chirps, so d is R of the probing: r1 sends its chirps toward d
-    across the cloud and d's V runs on what they measured, not on the plan's capacity."""
-    if router_mode() != "engine":
-        pytest.skip("XCP-i needs the xcp-router engine (make build)")
-    run_dir, s = run_spec(CHIRP_SPEC, tmp_path / "chirp", f"duration={DURATION_S:g}s", timeout=180)
-    assert s["status"] == "completed"
-    server = json.loads((run_dir / "plan.json").read_text())["flows"][0]["server_argv"]
-    assert server[-2:] == ["--xcpi-receiver-chirp", "80000000"], server
-
-    rep = _duty_report(run_dir)
-    assert rep is not None, f"no xcpi_receiver report in {run_dir / 'logs'}"
-    assert rep["estimator"] == "chirp" and rep["capacity_bps"] == 0, rep
-    # r1's chirps reached d (20 probes of 1000 B each) and closed into estimates
-    assert rep["probes"] >= 20 * 3 and rep["probe_bytes"] == 1000 * rep["probes"], rep
-    assert rep["estimates"] >= 1 and rep["probes_unknown"] == 0, rep
-    up = rep["upstreams"]["10.0.0.2"]
-    # C_U = A + y: within half the 30 Mb/s cloud link of it (the 60 s run: 35.5 Mb/s)
-    assert 15e6 <= up["capacity_for_u_bps"] <= 45e6, up
-    # V governed the flow: most packets lowered, the bottleneck busy, no drop there
-    assert rep["lowered"] >= 0.9 * rep["clouds_detected"], rep
-    util = _wire_bytes(run_dir, BOTTLENECK) / (DURATION_S * CAPACITY_BPS / 8)
-    assert util >= 0.85, (util, run_dir, fidelity_note(s))
-    assert s["links"][BOTTLENECK]["drops_queue"] == 0, (run_dir, fidelity_note(s))
+# The same duty with chirps (r1 measures, d is R of the probing) runs once, into a real
+# influxd, in tests/service/test_xcpi_receiver_series.py: its series and its report.

@@ -94,3 +94,6 @@ def test_the_committed_chirp_experiment_plans_the_chirp_duty() -> None:
     plan = make_plan(load_spec(XCPI / "fig4-asym-receiver-cloud-chirp.yaml"), "t-1")
     assert [_chirp_duty(f) for f in plan.flows] == ["80000000"]
     assert [_duty(f) for f in plan.flows] == [None]
+    # the duty reports its state every metrics interval: the run's `xcpi` rows for d
+    (argv,) = [list(f.server_argv) for f in plan.flows]
+    assert argv[argv.index("-i") + 1] == "0.1", argv
