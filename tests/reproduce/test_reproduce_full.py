@@ -30,7 +30,7 @@ SINGLE_RUNS = [
     "sigcomm02/rtt-fairness-tcp.yaml",
     "sigcomm02/convergence.yaml",
 ]
-# Seed 000's XCP-i scenarios with the oracle estimator, and the two specs written for
+# Seed 000's XCP-i scenarios with the oracle estimator, and the specs written for
 # the chirp estimator (docs/reproductions.md, "XCP-i (seed 000)"); checks xcplab does
 # not reproduce are marked in the specs.
 XCPI_RUNS = [
@@ -39,6 +39,8 @@ XCPI_RUNS = [
     "xcpi/fig4-asym-receiver-cloud-oracle.yaml",
     "xcpi/fig2c-xcpi-chirp.yaml",                 # r3's V on r1's chirps
     "xcpi/fig4-asym-receiver-cloud-chirp.yaml",  # the receiver's V on r1's chirps
+    "xcpi/fig4-asym-sender-cloud-chirp.yaml",    # r3's V on the sender host's chirps
+    "xcpi/fig14-shared-bottleneck-chirp.yaml",   # two Vs on chirps of one shared link
     "xcpi/fig5-peering-oracle.yaml",
     "xcpi/fig7-merge-oracle.yaml",
     "xcpi/fig9-merge-oracle.yaml",
