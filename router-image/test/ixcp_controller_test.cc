@@ -130,35 +130,32 @@ TEST(IxcpController, CongestedLinkClaimsOnlyFlowsItLimits) {
   EXPECT_NEAR(f.ctl.state().phi, -20000, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle().h, 30000, 1e-6);
   EXPECT_NEAR(f.ctl.local_rate(), 1e6, 1e-6);
-  // Bottlenecked elsewhere at 5e5 B/s, half the local rate, and this is the
-  // first hop to limit it: the feedback is written, the flow is not claimed
-  // (its own bottleneck holds it below this link's share; seed 001 §2.2).
-  auto slow = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOther, kOther);
+  // Bottlenecked elsewhere at 4e5 B/s, under half the local rate: the feedback
+  // is written, the flow is not claimed (its own bottleneck holds it below
+  // this link's share; seed 001 §2.2).
+  auto slow = make_ixcp_packet(1000, 40000, 100000, INT32_MAX, kOther, kOther);
   f.ctl.on_departure(*slow);
   EXPECT_EQ(wire_feedback(*slow), -20);
   EXPECT_EQ(wire_next_bottleneck_id(*slow), kOther);
   EXPECT_EQ(f.ctl.ixcp_counters().claims_declined, 1u);
-  // As fast as the flows bottlenecked here (1e6 B/s): this link is its bottleneck.
+  // Already lowered by an earlier hop (an access link's +5 B): still too slow,
+  // still not claimed.
+  auto lowered = make_ixcp_packet(1000, 40000, 100000, 5, kOther, kOther);
+  f.ctl.on_departure(*lowered);
+  EXPECT_EQ(wire_feedback(*lowered), -20);
+  EXPECT_EQ(wire_next_bottleneck_id(*lowered), kOther);
+  EXPECT_EQ(f.ctl.ixcp_counters().claims_declined, 2u);
+  EXPECT_EQ(f.ctl.ixcp_counters().ids_written, 0u);
+  // Half the local rate (5e5 B/s) and as fast (1e6 B/s): this link limits them.
+  auto half = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOther, kOther);
+  f.ctl.on_departure(*half);
+  EXPECT_EQ(wire_feedback(*half), -20);
+  EXPECT_EQ(wire_next_bottleneck_id(*half), kOurs);
   auto fast = make_ixcp_packet(1000, 100000, 100000, INT32_MAX, kOther, kOther);
   f.ctl.on_departure(*fast);
   EXPECT_EQ(wire_feedback(*fast), -20);
   EXPECT_EQ(wire_next_bottleneck_id(*fast), kOurs);
-  // An earlier hop already limited the slow flow to +5 B: this link is tighter
-  // than the flow's recorded bottleneck and claims it.
-  auto limited = make_ixcp_packet(1000, 50000, 100000, 5, kOther, kOther);
-  f.ctl.on_departure(*limited);
-  EXPECT_EQ(wire_feedback(*limited), -20);
-  EXPECT_EQ(wire_next_bottleneck_id(*limited), kOurs);
   EXPECT_EQ(f.ctl.ixcp_counters().ids_written, 2u);
-  EXPECT_EQ(f.ctl.ixcp_counters().claims_declined, 1u);
-  // An application-limited sender asks for 0 itself: no hop limited it, so the
-  // slow flow is judged by its rate and not claimed.
-  auto app = make_ixcp_packet(1000, 50000, 100000, 0, kOther, kOther);
-  app->xcp.flags |= xcp::flags::kAppLimited;
-  xcp::write_header(app->xcp, app->xcp_shim());
-  f.ctl.on_departure(*app);
-  EXPECT_EQ(wire_feedback(*app), -20);
-  EXPECT_EQ(wire_next_bottleneck_id(*app), kOther);
   EXPECT_EQ(f.ctl.ixcp_counters().claims_declined, 2u);
   // matching: p = 6e5·2e-4 = 120, n = 20 + 0.6·0.1·1000 = 80 → 40 B
   auto m = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOurs, kOurs);

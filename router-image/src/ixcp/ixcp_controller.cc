@@ -1,11 +1,16 @@
 #include "ixcp/ixcp_controller.hh"
 
-#include <climits>
 #include <stdexcept>
 
 #include "xcp/header.hh"
 
 namespace xcprouter {
+
+namespace {
+// A congested link claims a flow bottlenecked elsewhere only at this fraction
+// of the local mean rate or more (IXCP.md "Which hop claims the flow").
+constexpr double kClaimRateFraction = 0.5;
+}  // namespace
 
 IxcpController::IxcpController(XcpParams params, std::unique_ptr<SpareBandwidth> spare, uint64_t seed,
                                uint32_t link_id)
@@ -68,17 +73,16 @@ void IxcpController::on_departure(Packet& p) {
 bool IxcpController::claims(const xcp::XcpHeader& h, double fb) {
   // A link with spare bandwidth is nobody's bottleneck (IXCP.md).
   if (fb >= 0) return false;
-  // An earlier hop already limited the packet, and this link asks for less
-  // still: it is tighter than the flow's recorded bottleneck. An
-  // application-limited sender's own request (0) is not a hop's limit.
-  if (h.feedback_bytes < INT32_MAX && !(h.flags & xcp::flags::kAppLimited)) return true;
-  // First limiting hop: claim only a flow at least as fast as the flows
-  // bottlenecked here (max-min: a flow's bottleneck is a saturated link on
-  // which no flow is faster). A slower one is held below this link's share by
-  // its own bottleneck; claiming it would shuffle this link's bandwidth toward
-  // a flow that cannot use it (seed 001 §2.2).
+  // Max-min: a flow's bottleneck is a saturated link on which no flow is
+  // faster. A flow far slower than the flows bottlenecked here is held below
+  // this link's share by its own bottleneck; claiming it would shuffle this
+  // link's bandwidth toward a flow that cannot use it (seed 001 §2.2). The
+  // flows that do share this bottleneck scatter around the local mean while
+  // the shuffle evens them out, so the bar is half the mean
+  // (kClaimRateFraction). Whether an earlier hop lowered H_feedback says
+  // nothing: every access link does (IXCP.md).
   const double local = local_rate();
-  if (local <= 0 || h.cwnd_bytes / capped_rtt_s(h.rtt_us) >= local) return true;
+  if (local <= 0 || h.cwnd_bytes / capped_rtt_s(h.rtt_us) >= kClaimRateFraction * local) return true;
   ++ixcp_counters_.claims_declined;
   return false;
 }
