@@ -42,6 +42,28 @@ TEST(Options, ParallelCarriesUpTo1024StreamsInOneProcess) {
   EXPECT_NE(std::get<std::string>(bad).find("1..1024"), std::string::npos);
 }
 
+// 1024 streams x 16 MiB (the one-stream default) would be 16 GiB to allocate
+// and fill before the handshakes are served; they failed with "no answer to
+// SYN". Without -w the streams share kClientSendBudgetBytes; -w x -P is bounded.
+TEST(Options, StreamsShareABoundedSendBudget) {
+  const auto one = parse({"-c", "10.0.0.2"});
+  const auto many = parse({"-c", "10.0.0.2", "-P", "1024"});
+  ASSERT_TRUE(std::holds_alternative<Options>(one));
+  ASSERT_TRUE(std::holds_alternative<Options>(many));
+  EXPECT_EQ(connection_config(std::get<Options>(one)).send_buffer_bytes, size_t{16} << 20);
+  EXPECT_EQ(connection_config(std::get<Options>(parse({"-c", "10.0.0.2", "-P", "16"}))).send_buffer_bytes,
+            size_t{16} << 20);
+  EXPECT_EQ(connection_config(std::get<Options>(many)).send_buffer_bytes, size_t{256} << 10);
+  EXPECT_LE(uint64_t{connection_config(std::get<Options>(many)).send_buffer_bytes} * 1024, kClientSendBudgetBytes);
+  // An explicit -w is taken as given while -w x -P stays within 4 GiB.
+  const auto w = parse({"-c", "10.0.0.2", "-P", "1024", "-w", "4M"});
+  ASSERT_TRUE(std::holds_alternative<Options>(w));
+  EXPECT_EQ(connection_config(std::get<Options>(w)).send_buffer_bytes, size_t{4} << 20);
+  const auto bad = parse({"-c", "10.0.0.2", "-P", "1024", "-w", "5M"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad));
+  EXPECT_NE(std::get<std::string>(bad).find("-w x -P <= 4 GiB"), std::string::npos) << std::get<std::string>(bad);
+}
+
 TEST(Options, BadLossRecoveryNamesTheOptionAndTheValidValues) {
   const auto p = parse({"-s", "--loss-recovery", "x"});
   ASSERT_TRUE(std::holds_alternative<std::string>(p));

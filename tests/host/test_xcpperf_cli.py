@@ -97,3 +97,20 @@ def test_parallel_streams_and_concurrent_processes_share_one_host(topology: Any)
         end = json.loads(out)["end"]
         assert [s["receiver"]["bytes"] for s in end["streams"]] == [n + 16] * 3
         assert {s["receiver"]["verify"] for s in end["streams"]} == {"ok"}
+
+
+@pytest.mark.root
+def test_one_process_carries_1024_streams(topology: Any) -> None:
+    """Seed 001's n = 1024: every handshake answered and every stream delivering.
+
+    With the one-stream default (16 MiB each, all filled) the client allocated and
+    wrote 16 GiB before it read the SYN-ACKs: "no answer to SYN", then resets.
+    """
+    topo = kernel_router(topology)
+    topo.xcpperf_server("h2")
+    res = client(topo, "-P", "1024", "-t", "1", "-i", "0", "--cc", "newreno", timeout_s=90)
+    assert res.rc == 0, res.stderr[-2000:]
+    streams = res.doc["end"]["streams"]
+    assert len(streams) == 1024
+    assert min(s["receiver"]["bytes"] for s in streams) > 16  # beyond the preamble
+    assert len({s["sender"]["socket"] for s in streams}) == 1024

@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "io/icmp_filter.hh"
 
 namespace xcphost {
@@ -35,13 +37,20 @@ uint32_t local_address_towards(uint32_t dst) {
   return out;
 }
 
+size_t stream_send_buffer_bytes(const Options& o) {
+  if (o.window_bytes != 0) return static_cast<size_t>(o.window_bytes);
+  const ConnectionConfig defaults;
+  const uint64_t share = kClientSendBudgetBytes / std::max<uint32_t>(o.parallel, 1);
+  return static_cast<size_t>(std::min<uint64_t>(defaults.send_buffer_bytes, share));
+}
+
 ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
   ConnectionConfig c;
   c.cc = o.cc;
   c.loss_recovery = o.loss_recovery;
   c.desired_rate = o.rate;
   if (o.mss != 0) c.mss_bytes = o.mss;
-  if (o.window_bytes != 0) c.send_buffer_bytes = o.window_bytes;
+  c.send_buffer_bytes = stream_send_buffer_bytes(o);
   c.delayed_ack = o.delayed_ack;
   c.rtt.keep_backoff_until_new_data = o.rto_backoff_until_new_data;
   c.xcp_feedback_new_acks_only = o.xcp_feedback_new_acks_only;

@@ -19,6 +19,9 @@
 
 namespace xcphost {
 
+// The per-stream send buffer: -w when given, else the share of
+// kClientSendBudgetBytes (app/options.hh).
+size_t stream_send_buffer_bytes(const Options& o);
 // `local_addr`: our IPv4 address towards the peer (host order; XCP-i only).
 ConnectionConfig connection_config(const Options& o, uint32_t local_addr = 0);
 // The source address the kernel uses towards `dst` (0 when there is no route).

@@ -54,7 +54,7 @@ std::string_view usage_text() {
          "      --json-stream       one JSON object per line per event (start, interval, end)\n"
          "      --one-off           server: exit after the first client's streams finish\n"
          "      --mss BYTES         payload bytes per segment (default: 1500-byte packets, 1424 or 1416 with --xcpi)\n"
-         "  -w, --window BYTES      send buffer per stream (default 16M)\n"
+         "  -w, --window BYTES      send buffer per stream (default 16M, at most 256M / -P; -w x -P <= 4G)\n"
          "      --cport PORT        client: first local port (default random)\n"
          "      --connect-timeout S client: give up on SYN after S seconds (default 31)\n"
          "      --no-delayed-ack    acknowledge every segment\n"
@@ -241,6 +241,11 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
   if (o.json && o.json_stream) return std::string("--json and --json-stream are mutually exclusive");
   if (!o.objects.empty() && (o.bytes || o.parallel != 1 || server)) {
     return std::string("--objects is a client mode of its own: without -n, -P or -s");
+  }
+  if (o.window_bytes > kMaxClientSendBytes / o.parallel) {
+    return "-w " + std::to_string(o.window_bytes) + " x -P " + std::to_string(o.parallel) +
+           " streams: send buffers of more than " + std::to_string(kMaxClientSendBytes >> 20) +
+           " MiB per process (valid: -w x -P <= 4 GiB; without -w the streams share 256 MiB)";
   }
   o.time_given = have_time;
   if (!o.xcpi_receiver_cloud.is_zero() && !o.xcpi_receiver_chirp.is_zero()) {

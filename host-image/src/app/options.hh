@@ -22,6 +22,17 @@ inline constexpr int kExitUsage = 2;          // bad command line
 inline constexpr int kExitConnectFailed = 3;  // no answer to SYN, or refused (RST)
 inline constexpr int kExitVerifyFailed = 4;   // --verify: payload mismatch
 
+// Send buffer bytes one client process holds across its -P streams when -w is
+// not given: each stream gets min(16 MiB, this / P). Every byte of it is
+// written (ClientStream fills what fits), so 1024 streams x 16 MiB would be
+// 16 GiB to allocate and fill before the handshakes are served (they failed:
+// "no answer to SYN", then the server's idle timeout). 256 MiB keeps 16 MiB for
+// up to 16 streams and 256 KiB each at 1024 (a 1 Gb/s link's 1/1024 share
+// for RTTs up to 2 s).
+inline constexpr uint64_t kClientSendBudgetBytes = uint64_t{256} << 20;
+// Bound on -w x -P (what the process allocates and fills for send buffers).
+inline constexpr uint64_t kMaxClientSendBytes = uint64_t{4} << 30;
+
 struct Options {
   enum class Mode { kServer, kClient };
   Mode mode = Mode::kClient;

@@ -1,11 +1,13 @@
 // Bytes written by the application and not yet acknowledged, addressed by
-// stream offset. A fixed-capacity ring: no allocation after construction.
+// stream offset. A fixed-capacity ring: no allocation after construction, and
+// none of it initialised (pages a stream never fills are never touched: 1024
+// streams of small transfers do not pay for their buffers' capacity).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
-#include <vector>
 
 namespace xcphost {
 
@@ -26,10 +28,11 @@ class SendBuffer {
   uint64_t base_offset() const { return base_; }
   uint64_t end_offset() const { return base_ + size_; }
   size_t size() const { return size_; }
-  size_t free_space() const { return ring_.size() - size_; }
+  size_t free_space() const { return cap_ - size_; }
 
  private:
-  std::vector<uint8_t> ring_;
+  std::unique_ptr<uint8_t[]> ring_;
+  size_t cap_;
   uint64_t base_ = 0;  // stream offset of the oldest byte held
   size_t size_ = 0;
 };
