@@ -18,6 +18,8 @@ from typing import Any
 
 from xcplab_contract.errors import BackendError
 
+_EXITED = {"type": "reply", "ok": False, "error": "agent exited", "kind": "EOF"}
+
 
 class AgentLink:
     def __init__(self, argv: list[str], stderr_path: Path, name: str = "local"):
@@ -31,6 +33,7 @@ class AgentLink:
         self._replies: dict[int, queue.Queue[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._eof = threading.Event()  # the agent's output ended: no reply will come
         self._reader = threading.Thread(target=self._read, daemon=True, name=f"agent-{name}")
         self._reader.start()
 
@@ -47,8 +50,9 @@ class AgentLink:
             else:
                 self.stream.put(msg)
         self.stream.put({"type": "eof"})
-        for q in self._replies.values():
-            q.put({"type": "reply", "ok": False, "error": "agent exited", "kind": "EOF"})
+        self._eof.set()  # before the waiting calls are told: a call registered later sees it
+        for q in list(self._replies.values()):
+            q.put(_EXITED)
 
     def stderr_tail(self, limit: int = 2000) -> str:
         try:
@@ -61,6 +65,8 @@ class AgentLink:
         rid = next(self._ids)
         q: queue.Queue[dict[str, Any]] = queue.Queue()
         self._replies[rid] = q
+        if self._eof.is_set():  # the agent is gone (a call after its end would wait out
+            q.put(_EXITED)      # its whole timeout: ssh refused, agent killed)
         line = json.dumps({"id": rid, "cmd": cmd, **fields}, separators=(",", ":")) + "\n"
         try:
             with self._lock:
