@@ -5,11 +5,12 @@ client can tell the handlers' cost from the time it spent waiting."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from orchestrator.api.server_timing import app_ms
 
 
-def _timed(api, method: str, path: str, **kw) -> tuple[object, float, float]:
+def _timed(api: Any, method: str, path: str, **kw: Any) -> tuple[Any, float, float]:
     t = time.perf_counter()
     r = api.client.request(method, path, **kw)
     wall_ms = (time.perf_counter() - t) * 1000
@@ -19,7 +20,7 @@ def _timed(api, method: str, path: str, **kw) -> tuple[object, float, float]:
 
 
 def test_every_answer_carries_the_apps_own_time_within_what_the_client_waited(
-        make_api) -> None:
+        make_api: Any) -> None:
     api = make_api(max_body_bytes=1024)
     exp = api.submit("alice").json()["id"]
     cases = [
