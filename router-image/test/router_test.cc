@@ -185,6 +185,33 @@ TEST(Router, IngressLinkDelaysBeforeRouting) {
   EXPECT_EQ(f.tx[1].got[0].at.ns(), 5'000'000 + 800 + 800);
 }
 
+// advance() returns what is due next, read in the same pass over the links
+// as the events; a link whose output reached a link read earlier in that pass
+// (right's ingress -> forward -> left's egress) makes it read them again.
+TEST(Router, AdvanceReturnsWhatIsDueNextEvenAfterADeliveryIntoALinkReadBefore) {
+  RouterConfig cfg = two_port_router();
+  cfg.ports[0].egress = fast_link(1000);   // left egress: 800 ns + 1 ms
+  cfg.ports[1].ingress = fast_link(5000);  // right ingress: 800 ns + 5 ms
+  Fixture f(cfg);
+  FrameSpec s;
+  s.src = 0x0A000102;  // 10.0.1.2 -> 10.0.0.1: in on the right, out on the left
+  s.dst = 0x0A000001;
+  f.router.receive(1, make_frame(s), Timestamp::zero());
+  const int64_t steps[] = {0, 800, 5'000'800, 5'001'600, 6'001'600};
+  const int64_t due[] = {800, 5'000'800, 5'001'600, 6'001'600, Timestamp::max().ns()};
+  const int64_t delivery[] = {Timestamp::max().ns(), 5'000'800, Timestamp::max().ns(), 6'001'600,
+                              Timestamp::max().ns()};
+  for (size_t i = 0; i < 5; ++i) {
+    const Router::Upcoming u = f.router.advance(Timestamp::from_ns(steps[i]));
+    EXPECT_EQ(u.deadline.ns(), due[i]) << "after advance(" << steps[i] << " ns)";
+    EXPECT_EQ(u.deadline, f.router.next_deadline()) << steps[i];
+    EXPECT_EQ(u.delivery.ns(), delivery[i]) << steps[i];
+    EXPECT_EQ(u.delivery, f.router.next_delivery()) << steps[i];
+  }
+  ASSERT_EQ(f.tx[0].got.size(), 1u);
+  EXPECT_EQ(f.tx[0].got[0].at.ns(), 6'001'600);
+}
+
 TEST(Router, StatsJsonHasPortsAndLinks) {
   Fixture f;
   f.send(make_frame(FrameSpec{}));

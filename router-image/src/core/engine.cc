@@ -83,8 +83,14 @@ Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
         if (clock_.now() - last_service_ >= kControlYieldEvery) service_links();
       });
   // Created last: the socket file appearing means the engine is ready.
-  control_ = std::make_unique<ControlServer>(loop_, config.control_socket,
-                                             [this](const std::string& line) { return handler_->handle(line); });
+  control_ = std::make_unique<ControlServer>(loop_, config.control_socket, [this](const std::string& line) {
+    auto answer = handler_->handle(line);
+    // The request may have changed any link (delay, capacity, up): what is
+    // due next and the smallest delay are read afresh.
+    upcoming_.reset();
+    min_link_delay_stale_ = true;
+    return answer;
+  });
   started_ = clock_.now();
   cpu_at_start_ = process_cpu_seconds();
 }
@@ -203,6 +209,12 @@ xcp::Timestamp Engine::next_deadline() const {
   return t;
 }
 
+xcp::Timestamp Engine::next_delivery() const {
+  xcp::Timestamp t = xcp::Timestamp::max();
+  for (const auto& r : routers_) t = std::min(t, r->next_delivery());
+  return t;
+}
+
 void Engine::service() {
   service_links();
   control_->flush_pending();
@@ -217,9 +229,16 @@ void Engine::service_links() {
   xcp::Timestamp now = clock_.now();
   // Deliveries between routers of this process can make other links due at
   // once; bounded so a pathological config cannot starve the sockets.
+  // Each round reads what is due next in the same pass (Router::advance).
   for (int round = 0; round < 8; ++round) {
-    for (auto& r : routers_) r->advance(now);
-    if (next_deadline() > now) break;
+    Router::Upcoming next;
+    for (auto& r : routers_) {
+      const Router::Upcoming u = r->advance(now);
+      next.deadline = std::min(next.deadline, u.deadline);
+      next.delivery = std::min(next.delivery, u.delivery);
+    }
+    upcoming_ = next;
+    if (next.deadline > now) break;
   }
   for (auto& ports : ports_) {
     for (auto& p : ports) {
@@ -244,10 +263,13 @@ void Engine::set_ports_in_epoll(bool in) {
 
 bool Engine::poll_ports() { return read_ports() > 0; }
 
-xcp::Duration Engine::rx_defer() const {
-  xcp::Duration d = xcp::Duration::infinite();
-  for (const auto& r : routers_) d = std::min(d, r->min_link_delay());
-  return policy_.rx_defer(d);
+xcp::Duration Engine::rx_defer() {
+  if (min_link_delay_stale_) {
+    min_link_delay_ = xcp::Duration::infinite();
+    for (const auto& r : routers_) min_link_delay_ = std::min(min_link_delay_, r->min_link_delay());
+    min_link_delay_stale_ = false;
+  }
+  return policy_.rx_defer(min_link_delay_);
 }
 
 void Engine::spin_until(xcp::Timestamp until, bool watch_ports) {
@@ -271,7 +293,10 @@ void Engine::run() {
       continue;
     }
     const xcp::Timestamp now = clock_.now();
-    const xcp::Timestamp deadline = next_deadline();
+    // Every turn ends in service(), whose last pass over the links left what
+    // is due next in upcoming_; the first turn reads it afresh.
+    if (!upcoming_) upcoming_ = Router::Upcoming{next_deadline(), next_delivery()};
+    const xcp::Timestamp deadline = upcoming_->deadline;
     // While traffic flows, the rings are read when the engine wakes for an
     // event, and at least every `defer`: no wake-up per frame (wait_policy.hh
     // says why that changes nothing the emulation emits).
@@ -282,10 +307,7 @@ void Engine::run() {
     // at most that late, and what they put in a delay line leaves at least
     // 2 x defer later, on time.
     xcp::Timestamp event = deadline;
-    if (deferring) {
-      event = xcp::Timestamp::max();
-      for (const auto& r : routers_) event = std::min(event, r->next_delivery());
-    }
+    if (deferring) event = upcoming_->delivery;
     const xcp::Timestamp target = deferring ? std::min(event, last_read_ + defer) : event;
     const WaitPlan plan = policy_.plan(now, target);
     if (!plan.spin) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,7 @@ class Engine {
   // request (the handler yields here between the ports of a stats answer).
   void service_links();
   xcp::Timestamp next_deadline() const;
+  xcp::Timestamp next_delivery() const;
   // Registers (or removes) every port socket in the event loop's epoll set.
   void set_ports_in_epoll(bool in);
   // read_ports() outside epoll; true if anything arrived.
@@ -64,7 +66,7 @@ class Engine {
   // Spins until `until`; with watch_ports, returns early when frames arrived.
   void spin_until(xcp::Timestamp until, bool watch_ports);
   // How long arrivals may stay unread now (zero: wake on each arrival).
-  xcp::Duration rx_defer() const;
+  xcp::Duration rx_defer();
 
   // Two rings full; one read round never runs unbounded under overload.
   static constexpr size_t kMaxFramesPerRead = 4096;
@@ -90,6 +92,11 @@ class Engine {
   xcp::Timestamp last_read_{};
   xcp::Timestamp last_service_{};
   bool ports_in_epoll_ = false;
+  // What is due next, as service_links() left it (empty: read afresh).
+  std::optional<Router::Upcoming> upcoming_;
+  // Smallest link delay of all routers; stale after a control request.
+  xcp::Duration min_link_delay_ = xcp::Duration::infinite();
+  bool min_link_delay_stale_ = true;
   bool stopped_ = false;
   std::vector<std::vector<std::unique_ptr<Port>>> ports_;  // [router][port]
   std::vector<std::unique_ptr<Router>> routers_;

@@ -19,6 +19,7 @@ void Link::offer(PacketPtr p, Timestamp arrival) {
   // later frame, or another link's delivery, came first) is taken at that
   // event: the qdisc and the XCP controller never see time run backwards,
   // and the packet counts in the control interval that is still open.
+  ++offers_made_;
   const Timestamp now = std::max(arrival, last_event_);
   advance(now);  // a serialiser that finished before `now` must be free for this packet
   last_event_ = now;
@@ -68,7 +69,7 @@ void Link::note_lateness(Timestamp due, Timestamp now) {
   counters_.lateness.record(late);
 }
 
-void Link::advance(Timestamp now) {
+Timestamp Link::advance(Timestamp now) {
   for (;;) {
     // The earliest of the three event sources, ties in pipeline order.
     const Timestamp serial = service_done_;
@@ -76,7 +77,7 @@ void Link::advance(Timestamp now) {
     const auto q = qdisc_->next_deadline();
     const Timestamp qd = q ? *q : Timestamp::max();
     const Timestamp t = std::min({serial, head, qd});
-    if (t > now) return;
+    if (t > now) return t;  // next_deadline()
     // Only a delivery's lateness reaches the wire: the serialiser and the
     // qdisc run on scheduled time, so running them late (e.g. because the
     // engine read an arrival late, wait_policy.hh) shifts nothing they emit.
@@ -90,7 +91,7 @@ void Link::advance(Timestamp now) {
       qdisc_->on_deadline(t);
       // A discipline whose deadline does not move would spin us forever.
       const auto again = qdisc_->next_deadline();
-      if (again && *again <= t) return;
+      if (again && *again <= t) return next_deadline();
       try_start(t);
     }
   }

@@ -54,8 +54,13 @@ class Link {
   // receive time for frames from a port). An arrival earlier than the last
   // event this link processed is taken at that event's time.
   void offer(PacketPtr p, xcp::Timestamp arrival);
-  // Processes all events due at or before `now`.
-  void advance(xcp::Timestamp now);
+  // Processes all events due at or before `now`; returns next_deadline()
+  // afterwards (computed on the way, so the engine needs no second pass).
+  xcp::Timestamp advance(xcp::Timestamp now);
+  // Offers made by every link of this thread so far: a caller that reads
+  // deadlines while advancing links learns whether one link's output
+  // reached another link (whose deadline it read earlier) meanwhile.
+  static uint64_t offers_made() { return offers_made_; }
   // Earliest pending event, Timestamp::max() when idle.
   xcp::Timestamp next_deadline() const;
   // The next packet to leave the delay line (max if none): the next event
@@ -92,6 +97,7 @@ class Link {
   nlohmann::json stats_json(xcp::Timestamp now = xcp::Timestamp::zero()) const;
 
  private:
+  static inline thread_local uint64_t offers_made_ = 0;
   struct InFlight {
     xcp::Timestamp release{};
     PacketPtr packet;

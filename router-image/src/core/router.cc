@@ -275,13 +275,24 @@ void Router::send_time_exceeded(uint16_t in_port, PacketPtr p, xcp::Timestamp no
   route_out(in_port, p, now);
 }
 
-void Router::advance(xcp::Timestamp now) {
+Router::Upcoming Router::advance(xcp::Timestamp now) {
   last_advance_ = now;
   if (xcpi_) xcpi_->advance(now);
+  const uint64_t offers = Link::offers_made();
+  Upcoming u;
   for (auto& port : ports_) {
-    if (port->ingress) port->ingress->advance(now);
-    port->egress->advance(now);
+    if (port->ingress) {
+      u.deadline = std::min(u.deadline, port->ingress->advance(now));
+      u.delivery = std::min(u.delivery, port->ingress->next_delivery());
+    }
+    u.deadline = std::min(u.deadline, port->egress->advance(now));
+    u.delivery = std::min(u.delivery, port->egress->next_delivery());
   }
+  // A link that delivered into this router (ingress -> forward -> egress, an
+  // answer) may have changed a link read before it: read them all again.
+  if (Link::offers_made() != offers) return {next_deadline(), next_delivery()};
+  if (xcpi_) u.deadline = std::min(u.deadline, xcpi_->next_deadline());
+  return u;
 }
 
 xcp::Timestamp Router::next_deadline() const {

@@ -58,8 +58,15 @@ class Router {
   // times: the links' lateness statistics measure against it.
   void note_wall_time(xcp::Timestamp now);
 
-  // Runs every link's events due by `now`.
-  void advance(xcp::Timestamp now);
+  // What is due next after advance(): next_deadline() and next_delivery().
+  struct Upcoming {
+    xcp::Timestamp deadline = xcp::Timestamp::max();
+    xcp::Timestamp delivery = xcp::Timestamp::max();
+  };
+  // Runs every link's events due by `now` and returns what is due next, read
+  // in the same pass over the links (a second pass only when a link's output
+  // was offered to another link of this router meanwhile).
+  Upcoming advance(xcp::Timestamp now);
   xcp::Timestamp next_deadline() const;
   // Smallest propagation delay of any of its links: every packet it emits
   // (forwarded or its own) leaves at least this long after it arrived.
