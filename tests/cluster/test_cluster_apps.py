@@ -1,5 +1,5 @@
 """An app flow whose client and server are on two machines (pure; the run across the
-namespace cluster is test_cluster_run.py's): the server machine's agent reports its side
+namespace cluster is test_cluster_slow.py's): the server machine's agent reports its side
 from its own stack's lines (agents/app_flows.ServerSides over a real StackdReader), and
 the controller merges it into the client's one fct.csv row
 (orchestrator/backends/cluster/apps.py)."""
@@ -49,11 +49,14 @@ def test_the_server_machine_reports_its_side_from_its_stack(tmp_path: Path) -> N
         _conn(f.port, f.src_addr, 1629), _conn(f.port, "10.9.9.9", 7)]}}))
     (side,) = sides.reports(0.3, 100.2)
     assert (side["bytes"], side["connections"], side["closed"]) == (1629, 1, False)
+    before = time.monotonic()  # the reader stamps closes with this clock
     reader.feed(json.dumps({"event": "closed",
                             "data": _conn(f.port, f.src_addr, 6831941, "closed")}))
-    (side,) = sides.reports(4.0, time.monotonic())  # the reader stamps closes with it
+    now = time.monotonic()
+    (side,) = sides.reports(4.0, now)  # run time 4.0 is `now`
     assert (side["bytes"], side["retransmits"], side["closed"]) == (6831941, 1, True)
-    assert 3.9 < side["closed_t_s"] <= 4.0  # just closed, in the run's time
+    # closed between `before` and `now`, in the run's time (exact, however slow the host)
+    assert 4.0 - (now - before) - 1e-6 <= side["closed_t_s"] <= 4.0 + 1e-6, side
     (last,) = sides.final(6.0, time.monotonic, settle_s=3.0)
     assert last["final"] and last["closed"]
 
