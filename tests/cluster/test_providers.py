@@ -149,6 +149,10 @@ class _Fake5k:
                                                "rate": 10000000000}]}
         if (method, path) == ("DELETE", "/stable/sites/nancy/jobs/1234"):
             return 202, {}
+        if path == "/stable/login":  # what a proxy or a login page answers: not JSON
+            return 200, b"<html>sign in</html>"
+        if path == "/stable/list":
+            return 200, [1, 2]
         return 404, {"message": f"no {method} {path}"}
 
 
@@ -162,7 +166,7 @@ def fake5k() -> Iterator[tuple[_Fake5k, str]]:
             body = json.loads(self.rfile.read(n)) if n else None
             assert self.headers["Authorization"] == "Basic dTpw"  # u:p
             code, doc = fake.answer(self.command, self.path, body)
-            data = json.dumps(doc).encode()
+            data = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -227,3 +231,8 @@ def test_g5k_a_failed_deployment_releases_the_job(
     # an API error names the method, URL and status
     with pytest.raises(XcplabError, match=r"GET .*/nowhere: HTTP 404"):
         Api("u", "p")("GET", url + "/nowhere")
+    # an answer that is not a JSON object is an error naming the request, not a traceback
+    with pytest.raises(XcplabError, match=r"GET .*/login: not JSON .*sign in"):
+        Api("u", "p")("GET", url + "/login")
+    with pytest.raises(XcplabError, match=r"GET .*/list: a JSON object expected, got list"):
+        Api("u", "p")("GET", url + "/list")

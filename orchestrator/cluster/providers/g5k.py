@@ -172,7 +172,8 @@ class Api:
     def from_env(cls) -> Api:
         return cls(os.environ.get("G5K_USER"), os.environ.get("G5K_PASSWORD"))
 
-    def __call__(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
+    def __call__(self, method: str, url: str, body: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(url, data=data, method=method,
                                      headers={"Accept": "application/json",
@@ -186,9 +187,19 @@ class Api:
             detail = e.read(2000).decode(errors="replace").strip()
             raise XcplabError(f"Grid'5000 API: {method} {url}: HTTP {e.code}: "
                               f"{detail or e.reason}") from e
-        except (urllib.error.URLError, OSError) as e:
+        except (urllib.error.URLError, OSError, UnicodeDecodeError) as e:
             raise XcplabError(f"Grid'5000 API: {method} {url}: {e}") from e
-        return json.loads(text) if text.strip() else {}
+        if not text.strip():
+            return {}
+        try:  # a proxy's or login page's HTML, or an answer cut at 16 MiB, is no answer
+            doc = json.loads(text)
+        except ValueError as e:
+            raise XcplabError(f"Grid'5000 API: {method} {url}: not JSON ({e}): "
+                              f"{text[:200]!r}") from e
+        if not isinstance(doc, dict):
+            raise XcplabError(f"Grid'5000 API: {method} {url}: a JSON object expected, "
+                              f"got {type(doc).__name__}")
+        return doc
 
 
 class G5kProvider(Provider):
