@@ -6,12 +6,6 @@
 
 namespace xcprouter {
 
-namespace {
-// A congested link claims a flow bottlenecked elsewhere only at this fraction
-// of the local mean rate or more (IXCP.md "Which hop claims the flow").
-constexpr double kClaimRateFraction = 0.5;
-}  // namespace
-
 IxcpController::IxcpController(XcpParams params, std::unique_ptr<SpareBandwidth> spare, uint64_t seed,
                                uint32_t link_id)
     : XcpController(params, std::move(spare), seed), link_id_(link_id) {
@@ -61,30 +55,13 @@ void IxcpController::on_departure(Packet& p) {
   ++counters_.feedback_lowered;
   // The id follows the paper: only a strictly smaller feedback makes this
   // link the flow's bottleneck (an equal one leaves the earlier hop's id).
-  const bool new_bottleneck = f.fb < h.feedback_bytes && (matches(h) || claims(h, f.fb));
+  const bool new_bottleneck = f.fb < h.feedback_bytes && (matches(h) || f.fb < 0);
   write_feedback(p, f.fb);
   if (new_bottleneck && h.has_ixcp() && h.next_bottleneck_id != link_id_) {
     xcp::store_next_bottleneck_id(p.xcp_shim(), link_id_);
     p.xcp.next_bottleneck_id = link_id_;
     ++ixcp_counters_.ids_written;
   }
-}
-
-bool IxcpController::claims(const xcp::XcpHeader& h, double fb) {
-  // A link with spare bandwidth is nobody's bottleneck (IXCP.md).
-  if (fb >= 0) return false;
-  // Max-min: a flow's bottleneck is a saturated link on which no flow is
-  // faster. A flow far slower than the flows bottlenecked here is held below
-  // this link's share by its own bottleneck; claiming it would shuffle this
-  // link's bandwidth toward a flow that cannot use it (seed 001 §2.2). The
-  // flows that do share this bottleneck scatter around the local mean while
-  // the shuffle evens them out, so the bar is half the mean
-  // (kClaimRateFraction). Whether an earlier hop lowered H_feedback says
-  // nothing: every access link does (IXCP.md).
-  const double local = local_rate();
-  if (local <= 0 || h.cwnd_bytes / capped_rtt_s(h.rtt_us) >= kClaimRateFraction * local) return true;
-  ++ixcp_counters_.claims_declined;
-  return false;
 }
 
 void IxcpController::report(nlohmann::json& out) const {
@@ -108,7 +85,6 @@ void IxcpController::report(nlohmann::json& out) const {
       {"no_block", ixcp_counters_.no_block},
       {"ids_written", ixcp_counters_.ids_written},
       {"local_rate", local_rate()},
-      {"claims_declined", ixcp_counters_.claims_declined},
   };
 }
 

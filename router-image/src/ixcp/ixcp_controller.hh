@@ -19,10 +19,6 @@ struct IxcpCounters {
   uint64_t non_matching_packets = 0, non_matching_bytes = 0;  // counted in y0
   uint64_t no_block = 0;     // Standard arrivals without the B block (treated as matching)
   uint64_t ids_written = 0;  // departures whose next_bottleneck_id this link set
-  // Departures bottlenecked elsewhere whose negative feedback lowered the
-  // sender's request but that this link did not claim: slower than the flows
-  // bottlenecked here (IXCP.md "Which hop claims the flow").
-  uint64_t claims_declined = 0;
 };
 
 class IxcpController final : public XcpController {
@@ -50,10 +46,6 @@ class IxcpController final : public XcpController {
   IntervalState interval_state(double y, const TimeoutInput& in) override;
 
  private:
-  // Whether this hop, lowering H_feedback to `fb`, takes a packet
-  // bottlenecked elsewhere (IXCP.md "Which hop claims the flow").
-  bool claims(const xcp::XcpHeader& h, double fb);
-
   uint32_t link_id_;
   double y0_bytes_ = 0;     // this interval's non-matching input
   IntervalSums matching_;   // this interval's SA/Ss over matching packets
