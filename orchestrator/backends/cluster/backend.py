@@ -22,18 +22,19 @@ Options: `inventory` (path, required) and the agent's own (xcplab_contract.agent
 
 from __future__ import annotations
 
-import io
 import json
 import queue
 import subprocess
+import sys
 import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from orchestrator.backends.agent_link import AgentLink
 from orchestrator.backends.base import Backend, drain, limits_refusal
@@ -62,6 +63,44 @@ DESTROY_TIMEOUT_S = 120.0
 COPY_TIMEOUT_S = 120.0      # copying one machine's run directory back
 MAX_COPY_BYTES = 512 << 20  # per machine: logs and captures, not metrics (those stream)
 _T = TypeVar("_T")
+
+
+def _copy_bounded(argv: list[str], out: IO[bytes], node: str, what: str) -> None:
+    """argv's stdout into `out`: at most MAX_COPY_BYTES, within COPY_TIMEOUT_S, exit 0;
+    otherwise a BackendError naming the machine (the command killed)."""
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err)
+        timed_out = threading.Event()
+
+        def expire() -> None:
+            timed_out.set()
+            p.kill()
+
+        timer = threading.Timer(COPY_TIMEOUT_S, expire)
+        timer.start()
+        size = 0
+        try:
+            assert p.stdout is not None
+            while chunk := p.stdout.read(1 << 20):
+                size += len(chunk)
+                if size > MAX_COPY_BYTES:
+                    break
+                out.write(chunk)
+        finally:
+            timer.cancel()
+            if p.poll() is None and (size > MAX_COPY_BYTES or sys.exc_info()[0]):
+                p.kill()
+            rc = p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
+        err.seek(0)
+        tail = err.read()[-500:].decode(errors="replace").strip()
+    if size > MAX_COPY_BYTES:
+        raise BackendError(node=node, cmd=what, rc=None, stderr=f"more than {MAX_COPY_BYTES} "
+                           "bytes (one machine's logs and captures): not copied back")
+    if rc != 0 or timed_out.is_set():
+        raise BackendError(node=node, cmd=what, rc=rc, stderr=(
+            f"killed after {COPY_TIMEOUT_S:g} s" if timed_out.is_set() else tail or "no stderr"))
 
 
 def _inventory(options: dict[str, Any]) -> Inventory:
@@ -268,14 +307,14 @@ class ClusterBackend(Backend):
         def one(name: str) -> None:
             m = self.inv.machine(name)
             rdir = remote_run_dir(m, run_id)
-            r = subprocess.run(ssh_argv(self.inv, m, ["tar", "-C", rdir, "-cf", "-", "."]),
-                               capture_output=True, timeout=COPY_TIMEOUT_S, check=False)
-            if r.returncode != 0 or len(r.stdout) > MAX_COPY_BYTES:
-                raise BackendError(node=name, cmd=f"copy {rdir}", rc=r.returncode,
-                                   stderr=r.stderr.decode(errors="replace")[-500:]
-                                   or f"more than {MAX_COPY_BYTES} bytes")
-            with unpack, tarfile.open(fileobj=io.BytesIO(r.stdout)) as tar:
-                tar.extractall(self.run_dir, filter="data")
+            # spooled to a file as it comes, never held in memory (the machines copy in
+            # parallel), and cut off past MAX_COPY_BYTES rather than read to the end
+            with tempfile.TemporaryFile(dir=self.run_dir) as buf:
+                _copy_bounded(ssh_argv(self.inv, m, ["tar", "-C", rdir, "-cf", "-", "."]),
+                              buf, name, f"copy {rdir}")
+                buf.seek(0)
+                with unpack, tarfile.open(fileobj=buf) as tar:
+                    tar.extractall(self.run_dir, filter="data")
             subprocess.run(ssh_argv(self.inv, m, ["rm", "-rf", "--", rdir]),
                            capture_output=True, timeout=COPY_TIMEOUT_S, check=False)
 
