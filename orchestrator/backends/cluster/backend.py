@@ -127,6 +127,7 @@ class ClusterBackend(Backend):
         self.links: dict[str, AgentLink] = {}
         self.merged: queue.Queue[dict[str, Any]] = queue.Queue()
         self.done: dict[str, dict[str, Any]] = {}
+        self._done_lock = threading.Lock()
         self.lost: set[str] = set()  # machines whose agent channel closed before destroy
         self.clocks: list[barrier.MachineClock] = []
         self.closing = threading.Event()
@@ -264,8 +265,13 @@ class ClusterBackend(Backend):
             if kind == "error":
                 msg = {**msg, "machine": name, "error": f"{name}: {msg.get('error')}"}
             if kind == "done":
-                self.done[name] = msg
-                if len(self.done) == len(self.links):
+                # one pump sees the last machine's end: two that both saw every machine
+                # done would both send `done`, and the runner stops at the first, maybe
+                # before the other had put the held app-flow rows (apps.flush)
+                with self._done_lock:
+                    self.done[name] = msg
+                    last = len(self.done) == len(self.links)
+                if last:
                     for m in self.apps.flush():
                         self.merged.put(m)
                     self.merged.put({
