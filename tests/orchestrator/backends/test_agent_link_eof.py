@@ -17,7 +17,8 @@ from xcplab_contract.errors import BackendError
 
 def test_a_call_after_the_agents_end_fails_at_once(tmp_path: Path) -> None:
     # output closed, process alive and its stdin open: the request is written, no reply
-    link = AgentLink(["sh", "-c", "exec >&-; sleep 30"], tmp_path / "err", "m1")
+    # (exec: dash forks the last command, and the link terminates only its own child)
+    link = AgentLink(["sh", "-c", "exec >&-; exec sleep 30"], tmp_path / "err", "m1")
     try:
         assert link.stream.get(timeout=10) == {"type": "eof"}
         t0 = time.monotonic()
