@@ -89,7 +89,7 @@ def test_node_limits_over_the_options_key_by_key() -> None:
 def test_cluster_accepts_app_flows() -> None:
     """App flows run across machines: the server's agent reports the server's side and
     the controller merges it (orchestrator/backends/cluster/apps.py; the run is
-    tests/cluster/test_cluster_run.py's)."""
+    tests/cluster/test_cluster_slow.py's)."""
     spec = Path(__file__).resolve().parents[3] / "experiments" / "apps" / "http-over-xcp.yaml"
     plan = make_plan(load_spec(spec), "app-20260101T000000-0000")
     assert ClusterBackend.unsupported(plan) == []
