@@ -40,10 +40,8 @@ def run() -> dict[str, Any]:
     by_n: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     with _VethPath() as path:
-        server = path.start(path.b, xcpperf, "-s")
+        server = path.start_server(path.b, xcpperf, "-s")  # "listening": the raw socket is open
         try:
-            assert server.stdout is not None
-            server.stdout.readline()  # "listening": the raw socket is open
             for n in FLOWS:
                 try:
                     by_n[str(n)] = _one(path, xcpperf, n)
