@@ -61,7 +61,15 @@ void ChirpSender::run(Timestamp now, const Emit& emit) {
     if (j.chirps_left > 0 && j.next_index >= j.offsets.size()) {
       --j.chirps_left;
       ++j.chirp_id;
-      if (j.chirps_left > 0) start_chirp(j, j.chirp_start + j.schedule.config().chirp_period);
+      if (j.chirps_left > 0) {
+        // The next chirp keeps its period from the last one's planned start, unless the
+        // caller woke a whole period late: then it starts now. Catching up instead would
+        // send the missed chirps back to back, over the probe overhead the period bounds.
+        const Duration period = j.schedule.config().chirp_period;
+        Timestamp next = j.chirp_start + period;
+        if (now > next + period) next = now;
+        start_chirp(j, next);
+      }
     }
     if (j.chirps_left == 0) {
       it = jobs_.erase(it);

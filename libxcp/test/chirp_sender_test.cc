@@ -82,5 +82,29 @@ TEST(ChirpSender, RefusesJobsBeyondItsBoundAndClampsChirps) {
   EXPECT_EQ(big.on_request(1, request(1, 1, 70000, 10e6), Timestamp::zero()), ChirpSender::kMaxChirpsPerRequest);
 }
 
+TEST(ChirpSender, AWakeUpPeriodsLateDoesNotSendTheMissedChirpsBackToBack) {
+  UniformRng rng(5);
+  ChirpConfig tmpl;
+  tmpl.dither = false;
+  ChirpSender s(tmpl, 0.02, 4, rng);
+  const Timestamp t0 = Timestamp::from_ns(1'000'000'000);
+  ASSERT_EQ(s.on_request(7, request(1, 1, 6, 30e6), t0), 6u);
+  const ChirpConfig grid = tmpl.for_rate(Rate::from_bits_per_s(30e6), 0.02);
+  const size_t n = ChirpSchedule(grid).packets();
+  std::vector<Sent> sent;
+  auto emit = [&](uint32_t dst, ControlMessage& m, size_t payload, Timestamp at) { sent.push_back({dst, m, payload, at}); };
+  s.run(s.next_deadline(), emit);  // on time: the first chirp's first probe
+  // the caller stalls for ten periods, then wakes on every deadline again
+  const Timestamp woke = t0 + grid.chirp_period * 10.0;
+  s.run(woke, emit);
+  for (Timestamp t = s.next_deadline(); t != Timestamp::max(); t = s.next_deadline()) s.run(t, emit);
+  ASSERT_EQ(sent.size(), 6u * n);
+  for (size_t c = 2; c < 6; ++c) {  // chirps after the one the stall cut into
+    const Duration gap = sent[c * n].at - sent[(c - 1) * n].at;
+    EXPECT_GE(gap, grid.chirp_period) << "chirp " << c << " started " << gap.ns() << " ns after the previous";
+  }
+  EXPECT_GE(sent[n].at, woke);  // the first chirp after the stall starts when the caller woke
+}
+
 }  // namespace
 }  // namespace xcp
