@@ -24,6 +24,7 @@ import pytest
 from orchestrator.cluster.load import load_inventory
 from orchestrator.cluster.providers import Reservation, load_provider, release
 from orchestrator.cluster.providers.g5k import (
+    POLL_RETRIES,
     Api,
     G5kConf,
     G5kProvider,
@@ -127,17 +128,24 @@ class _Fake5k:
         self.polls = 0
         self.deploy_ok = deploy_ok
         self.nodes = [f"gros-{i}.nancy.grid5000.fr" for i in (4, 7, 12)]
+        # what the next polls of the job answer before the documented shape: an HTTP
+        # status, or 0 for a connection closed without an answer
+        self.flaky: list[int] = []
+        self.deployment: dict[str, Any] = {"uid": "D-1", "status": "processing"}
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         self.calls.append((method, path, body))
         if (method, path) == ("POST", "/stable/sites/nancy/jobs"):
             return 201, {"uid": 1234, "state": "waiting"}
         if (method, path) == ("GET", "/stable/sites/nancy/jobs/1234"):
+            if self.flaky:
+                code = self.flaky.pop(0)
+                return code, {"code": code, "message": "Service Unavailable"}
             self.polls += 1
             return 200, {"uid": 1234, "state": "running" if self.polls > 2 else "waiting",
                          "assigned_nodes": self.nodes}
         if (method, path) == ("POST", "/stable/sites/nancy/deployments"):
-            return 201, {"uid": "D-1", "status": "processing"}
+            return 201, self.deployment
         if (method, path) == ("GET", "/stable/sites/nancy/deployments/D-1"):
             return 200, {"uid": "D-1", "status": "terminated", "result": {
                 n: {"state": "OK" if self.deploy_ok or n != self.nodes[1] else "KO"}
@@ -166,6 +174,9 @@ def fake5k() -> Iterator[tuple[_Fake5k, str]]:
             body = json.loads(self.rfile.read(n)) if n else None
             assert self.headers["Authorization"] == "Basic dTpw"  # u:p
             code, doc = fake.answer(self.command, self.path, body)
+            if code == 0:  # the connection closed without an answer
+                self.close_connection = True
+                return
             data = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
@@ -236,3 +247,44 @@ def test_g5k_a_failed_deployment_releases_the_job(
         Api("u", "p")("GET", url + "/login")
     with pytest.raises(XcplabError, match=r"GET .*/list: a JSON object expected, got list"):
         Api("u", "p")("GET", url + "/list")
+
+
+def test_g5k_a_brief_api_failure_while_waiting_is_retried(
+        tmp_path: Path, fake5k: tuple[_Fake5k, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    fake, url = fake5k
+    fake.flaky = [503, 0, 502]  # a 5xx, a dropped connection, a 5xx: then the job runs
+    out = tmp_path / "out"
+    out.mkdir()
+    res = _provider(tmp_path, url, monkeypatch).acquire(out)
+    assert len(load_inventory(res.inventory).machines) == 3
+    polls = [c for c in fake.calls if c[:2] == ("GET", "/stable/sites/nancy/jobs/1234")]
+    assert len(polls) == 3 + 3 and not fake.flaky
+    assert not any(c[0] == "DELETE" for c in fake.calls)
+
+
+def test_g5k_persistent_or_client_api_failures_end_the_wait(
+        tmp_path: Path, fake5k: tuple[_Fake5k, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    fake, url = fake5k
+    fake.flaky = [503] * (POLL_RETRIES + 3)  # failing for good: a bounded number of tries
+    with pytest.raises(XcplabError, match=rf"waiting for job 1234: {POLL_RETRIES} requests "
+                                          r"in a row failed, the last: .*HTTP 503"):
+        _provider(tmp_path, url, monkeypatch).acquire(tmp_path)
+    assert len(fake.flaky) == 3
+    assert fake.calls[-1][:2] == ("DELETE", "/stable/sites/nancy/jobs/1234")
+    fake.calls.clear()
+    fake.flaky = [403]  # a client error is no passing trouble: not retried
+    with pytest.raises(XcplabError, match=r"GET .*/jobs/1234: HTTP 403"):
+        _provider(tmp_path, url, monkeypatch).acquire(tmp_path)
+    assert [c[:2] for c in fake.calls] == [
+        ("POST", "/stable/sites/nancy/jobs"), ("GET", "/stable/sites/nancy/jobs/1234"),
+        ("DELETE", "/stable/sites/nancy/jobs/1234")]
+
+
+def test_g5k_a_deployment_without_uid_is_refused(
+        tmp_path: Path, fake5k: tuple[_Fake5k, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    fake, url = fake5k
+    fake.deployment = {"status": "processing"}
+    with pytest.raises(XcplabError, match="the deployment request answered no uid"):
+        _provider(tmp_path, url, monkeypatch).acquire(tmp_path)
+    assert not any("/deployments/" in c[1] for c in fake.calls)  # never polled .../None
+    assert fake.calls[-1][:2] == ("DELETE", "/stable/sites/nancy/jobs/1234")

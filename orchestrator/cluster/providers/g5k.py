@@ -30,7 +30,10 @@ directly to the API with the standard library:
    back through the inventory's own validation; the job's uid saved for release:
    DELETE {api}/sites/{site}/jobs/{uid}.
 
-A failure after the job was submitted deletes the job before raising. Credentials:
+While waiting (steps 2 and 3), a dropped connection or an HTTP 5xx is retried with
+backoff, at most POLL_RETRIES in a row; a 4xx ends the wait at once. A deployment
+answered without a uid is refused. A failure after the job was submitted deletes the
+job before raising. Credentials:
 none from a Grid'5000 frontend; from outside, HTTP basic auth from G5K_USER and
 G5K_PASSWORD. Nothing here has been run against Grid'5000 (docs/cluster.md says what
 is tested and what is not).
@@ -65,6 +68,19 @@ _WALLTIME = re.compile(r"^(\d{1,3}):([0-5]\d)(?::([0-5]\d))?$")
 _NODE = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)-(\d+)(?:\.|$)")
 MAX_WALLTIME_S = 168 * 3600
 HTTP_TIMEOUT_S = 30.0
+# While waiting (up to an hour) for a job or a deployment, a dropped connection or a 5xx
+# is retried with backoff (poll_s, doubling, at most POLL_BACKOFF_MAX_S); this many
+# failures in a row, or any 4xx, end the wait.
+POLL_RETRIES = 5
+POLL_BACKOFF_MAX_S = 120.0
+
+
+class ApiError(XcplabError):
+    """A failed API request; `transient` when worth retrying (no answer, or HTTP 5xx)."""
+
+    def __init__(self, message: str, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 def _matching(rx: re.Pattern[str], what: str) -> AfterValidator:
@@ -185,10 +201,12 @@ class Api:
                 text = r.read(16 << 20).decode()
         except urllib.error.HTTPError as e:
             detail = e.read(2000).decode(errors="replace").strip()
-            raise XcplabError(f"Grid'5000 API: {method} {url}: HTTP {e.code}: "
-                              f"{detail or e.reason}") from e
-        except (urllib.error.URLError, OSError, UnicodeDecodeError) as e:
-            raise XcplabError(f"Grid'5000 API: {method} {url}: {e}") from e
+            raise ApiError(f"Grid'5000 API: {method} {url}: HTTP {e.code}: "
+                           f"{detail or e.reason}", transient=e.code >= 500) from e
+        except (urllib.error.URLError, OSError) as e:  # no answer: refused, reset, timeout
+            raise ApiError(f"Grid'5000 API: {method} {url}: {e}", transient=True) from e
+        except UnicodeDecodeError as e:
+            raise ApiError(f"Grid'5000 API: {method} {url}: {e}") from e
         if not text.strip():
             return {}
         try:  # a proxy's or login page's HTML, or an answer cut at 16 MiB, is no answer
@@ -232,8 +250,23 @@ class G5kProvider(Provider):
     def _poll(self, url: str, field: str, done: set[str], failed: set[str],
               limit_s: float, what: str) -> dict[str, Any]:
         t0 = self.now()
+        failures = 0
         while True:
-            doc = self.api("GET", url)
+            try:
+                doc = self.api("GET", url)
+            except ApiError as e:
+                failures += 1
+                if not e.transient:
+                    raise
+                if failures >= POLL_RETRIES:
+                    raise XcplabError(f"Grid'5000: waiting for {what}: {failures} requests "
+                                      f"in a row failed, the last: {e}") from e
+                if self.now() - t0 > limit_s:
+                    raise XcplabError(f"Grid'5000: {what} not reached after {limit_s:g} s; "
+                                      f"the last request failed: {e}") from e
+                self.sleep(min(self.conf.poll_s * 2 ** failures, POLL_BACKOFF_MAX_S))
+                continue
+            failures = 0
             state = str(doc.get(field))
             if state in done:
                 return dict(doc)
@@ -263,9 +296,13 @@ class G5kProvider(Provider):
                                   f"{c.nodes} were asked for")
             method, durl, dbody = deployment_request(c, nodes, public)
             dep = self.api(method, durl, dbody)
-            ended = self._poll(f"{durl}/{dep.get('uid')}", "status", {"terminated"},
+            dep_uid = dep.get("uid")
+            if dep_uid is None or str(dep_uid).strip() == "":
+                raise XcplabError(f"Grid'5000: the deployment request answered no uid: "
+                                  f"{str(dep)[:300]}")
+            ended = self._poll(f"{durl}/{dep_uid}", "status", {"terminated"},
                                {"error", "canceled"}, c.deploy_timeout_s,
-                               f"deployment {dep.get('uid')}")
+                               f"deployment {dep_uid}")
             result = ended.get("result") or {}
             ko = [n for n in nodes if (result.get(n) or {}).get("state") != "OK"]
             if ko:
