@@ -67,8 +67,9 @@ def app_hosts(plan: Plan, mine: set[str]) -> list[str]:
 class AppStacks:
     def __init__(self, plan: Plan, mine: set[str], procs: ProcessTable,
                  ns_of: Callable[[str], str], argv_of: Callable[[tuple[str, ...]], tuple[str, ...]],
-                 log_dir: Path) -> None:
+                 log_dir: Path, now: Callable[[], float] = time.monotonic) -> None:
         self.plan = plan
+        self.now = now  # the agent's clock: the readers stamp connection ends with it
         self.mine = mine
         self.procs = procs
         self.ns_of = ns_of
@@ -107,7 +108,7 @@ class AppStacks:
             run = self.procs.start(ProcSpec(key=key, ns=self.ns_of(host),
                                             argv=(binary, "--json-stream", interval),
                                             kind="stackd"), stdout_pipe=True)
-            reader = self.readers[host] = StackdReader(host)
+            reader = self.add_reader(host)
             assert run.popen.stdout is not None
             tee = open(self.log_dir / f"{key}.stdout", "wb")  # noqa: SIM115 - reader closes it
             reader.pump(run.popen.stdout, tee)
@@ -116,6 +117,11 @@ class AppStacks:
                 raise BackendError(node=host, cmd=f"{binary} --json-stream {interval}",
                                    rc=run.popen.poll(), stderr=self.procs.stderr_tail(key, 800)
                                    or f"no start line within {STACKD_START_TIMEOUT_S:g} s")
+
+    def add_reader(self, host: str) -> StackdReader:
+        """The reader of `host`'s stack, on the agent's clock."""
+        reader = self.readers[host] = StackdReader(host, now=self.now)
+        return reader
 
     def env(self, f: Flow, role: str) -> tuple[tuple[str, str], ...]:
         extra = f.server_env if role == "server" else f.client_env

@@ -120,7 +120,8 @@ class AgentRuntime:
                 engines.start_engine(g, self.procs, binary)
         t2 = time.monotonic()
         # app flows: the hosts' socket stacks before their servers (agents/app_flows.py)
-        self.apps = AppStacks(plan, self.mine, self.procs, self._ns, self._argv, Path(log_dir))
+        self.apps = AppStacks(plan, self.mine, self.procs, self._ns, self._argv, Path(log_dir),
+                             now=self.clock.now)
         self.apps.start_stacks()
         for f in plan.flows:
             if f.dst in self.mine:

@@ -21,12 +21,14 @@ Match = Callable[[dict[str, Any]], bool]
 @dataclass
 class StackdReader:
     host: str
+    # the clock that stamps closes: the agent's (AgentRuntime.clock.now), tests a fake one
+    now: Callable[[], float] = time.monotonic
     started: threading.Event = field(default_factory=threading.Event)
     listening: set[int] = field(default_factory=set)
     # socket id ("LPORT-ADDR:RPORT") -> its latest stream object; closed ones keep their last
     streams: dict[str, dict[str, Any]] = field(default_factory=dict)
     closed: set[str] = field(default_factory=set)
-    # socket id -> time.monotonic() when its `closed` line was read (a server whose client
+    # socket id -> now() when its `closed` line was read (a server whose client
     # runs on another machine: its side's end, agents/app_flows.ServerSides)
     closed_at: dict[str, float] = field(default_factory=dict)
     bad_lines: int = 0
@@ -56,7 +58,7 @@ class StackdReader:
                 key = str(data.get("socket"))
                 self.streams[key] = data
                 self.closed.add(key)
-                self.closed_at.setdefault(key, time.monotonic())
+                self.closed_at.setdefault(key, self.now())
             self.changed.notify_all()
 
     def pump(self, stream: IO[bytes], tee: IO[bytes] | None = None) -> threading.Thread:
@@ -78,7 +80,7 @@ class StackdReader:
             return all(k in self.closed for k, st in self.streams.items() if match(st))
 
     def last_close(self, match: Match) -> float | None:
-        """time.monotonic() of the latest close among the matching connections."""
+        """now() of the latest close among the matching connections."""
         with self.changed:
             times = [self.closed_at[k] for k, st in self.streams.items()
                      if match(st) and k in self.closed_at]

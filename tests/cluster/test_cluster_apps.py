@@ -40,8 +40,10 @@ def test_the_server_machine_reports_its_side_from_its_stack(tmp_path: Path) -> N
     (f,) = plan.flows
     assert split_app_flows(plan) == {"web"} and split_app_flows(_plan("m1")) == set()
     assert served_here(plan, {"server", "r2"}) == [f] and served_here(plan, {"client"}) == []
-    apps = AppStacks(plan, {"server", "r2"}, None, str, tuple, tmp_path)  # type: ignore[arg-type]
-    reader = apps.readers["server"] = StackdReader("server")
+    clock = [100.0]  # the agent's clock (a fake one: AgentRuntime.clock.now)
+    apps = AppStacks(plan, {"server", "r2"}, None, str, tuple, tmp_path,  # type: ignore[arg-type]
+                     now=lambda: clock[0])
+    reader = apps.add_reader("server")  # on the agent's clock, as start_stacks makes it
     sides = ServerSides(apps, served_here(plan, {"server", "r2"}))
     assert [s["connections"] for s in sides.reports(0.1, 100.0)] == [0]
     assert sides.reports(0.2, 100.1) == []  # nothing changed: nothing sent
@@ -49,15 +51,17 @@ def test_the_server_machine_reports_its_side_from_its_stack(tmp_path: Path) -> N
         _conn(f.port, f.src_addr, 1629), _conn(f.port, "10.9.9.9", 7)]}}))
     (side,) = sides.reports(0.3, 100.2)
     assert (side["bytes"], side["connections"], side["closed"]) == (1629, 1, False)
-    before = time.monotonic()  # the reader stamps closes with this clock
+    clock[0] = 102.5  # the close is read at run time 2.5 (t0 = 100.0)
     reader.feed(json.dumps({"event": "closed",
                             "data": _conn(f.port, f.src_addr, 6831941, "closed")}))
-    now = time.monotonic()
-    (side,) = sides.reports(4.0, now)  # run time 4.0 is `now`
+    clock[0] = 104.0
+    (side,) = sides.reports(4.0, clock[0])  # run time 4.0 is `now`
     assert (side["bytes"], side["retransmits"], side["closed"]) == (6831941, 1, True)
-    # closed between `before` and `now`, in the run's time (exact, however slow the host)
-    assert 4.0 - (now - before) - 1e-6 <= side["closed_t_s"] <= 4.0 + 1e-6, side
-    (last,) = sides.final(6.0, time.monotonic, settle_s=3.0)
+    # stamped with the agent's clock: exactly the run time of the close
+    assert side["closed_t_s"] == 2.5, side
+    # a reader on its own gets the monotonic clock
+    assert StackdReader("h").now is time.monotonic
+    (last,) = sides.final(6.0, lambda: clock[0], settle_s=3.0)
     assert last["final"] and last["closed"]
 
 
