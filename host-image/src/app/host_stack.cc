@@ -15,7 +15,6 @@ RawSocketConfig socket_config(const Options& o) {
   if (o.install_icmp_filter) install_icmp_filter();
   RawSocketConfig c;
   c.ttl = o.ttl;
-  c.header_included = true;  // every packet goes out through TxBatch
   return c;
 }
 }  // namespace

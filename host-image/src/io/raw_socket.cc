@@ -106,15 +106,6 @@ RawSocket::RawSocket(const RawSocketConfig& cfg)
     const int ttl = cfg.ttl;
     xcp::check_syscall("setsockopt(IP_TTL)", setsockopt(fd_.get(), IPPROTO_IP, IP_TTL, &ttl, sizeof ttl));
   }
-  int ttl = 0;
-  socklen_t ttl_len = sizeof ttl;
-  xcp::check_syscall("getsockopt(IP_TTL)", getsockopt(fd_.get(), IPPROTO_IP, IP_TTL, &ttl, &ttl_len));
-  ttl_ = static_cast<uint8_t>(ttl);  // the namespace's ip_default_ttl unless set above
-  if (cfg.header_included) {
-    const int on = 1;
-    xcp::check_syscall("setsockopt(IP_HDRINCL)", setsockopt(fd_.get(), IPPROTO_IP, IP_HDRINCL, &on, sizeof on));
-    header_included_ = true;
-  }
   // Never fragment: segments are sized to the MTU; a too-large one is an
   // error to report (EMSGSIZE), not something to split silently.
   const int pmtu = IP_PMTUDISC_PROBE;

@@ -31,14 +31,6 @@ struct RawSocketConfig {
   int buffer_bytes = 32 << 20;
   // IP TTL of sent packets; 0 keeps the kernel default (XCP-i needs it known).
   uint8_t ttl = 0;
-  // The sender writes the IPv4 header itself (IP_HDRINCL, TxBatch): the kernel
-  // then copies each packet once with no checksum pass and no corking
-  // (ip_append_data), and still fills the source address, total length and
-  // header checksum. The header it sends is the one the kernel would write:
-  // DF set (never fragment), TOS 0, ID 0 (as the kernel's for DF packets of an
-  // unconnected socket), protocol 253, the TTL above. Only TxBatch writes
-  // the header: a socket others send on with plain sendto() keeps it off.
-  bool header_included = false;
 };
 
 // Inclusive range of transport ports (first <= last).
@@ -74,9 +66,6 @@ class RawSocket {
   // Effective buffer sizes as the kernel reports them (bytes).
   int send_buffer_bytes() const { return sndbuf_; }
   int receive_buffer_bytes() const { return rcvbuf_; }
-  // Senders write the IPv4 header (RawSocketConfig::header_included) with this TTL.
-  bool header_included() const { return header_included_; }
-  uint8_t ttl() const { return ttl_; }
 
   // Attaches (or replaces) the kernel filter: see port_filter_program().
   // The first call discards what was queued before it (unfiltered copies of
@@ -95,8 +84,6 @@ class RawSocket {
   int sndbuf_ = 0;
   int rcvbuf_ = 0;
   bool filtered_ = false;
-  bool header_included_ = false;
-  uint8_t ttl_ = 0;
   uint64_t discarded_before_filter_ = 0;
 };
 

@@ -2,14 +2,11 @@
 // them with one sendmmsg() per batch. When the socket buffer is full
 // (EAGAIN) the unsent packets stay queued and has_room() turns false until a
 // later flush() succeeds: the connection then simply waits, nothing is lost.
-// On a header-included socket (RawSocket::header_included) each packet goes
-// out as two pieces, the IPv4 header TxBatch writes and the caller's bytes.
 #pragma once
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -47,12 +44,9 @@ class TxBatch final : public PacketWriter {
   struct Slot {
     std::vector<uint8_t> bytes;
     sockaddr_in addr{};
-    std::array<uint8_t, 20> ip{};  // IPv4 header, header-included sockets only
-    std::array<iovec, 2> iov{};
+    iovec iov{};
   };
   int fd_;
-  bool header_included_;
-  uint8_t ttl_;
   std::vector<Slot> slots_;
   std::vector<mmsghdr> msgs_;
   size_t first_ = 0;  // first queued, unsent slot
