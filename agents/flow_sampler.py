@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from agents import netlink
-from agents.line_pump import pump_lines
+from agents.line_pump import json_object, pump_lines
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -140,13 +140,9 @@ class XcpperfReader:
     bad_lines: int = 0
 
     def feed(self, line: str) -> None:
-        line = line.strip()
-        if not line.startswith("{"):
-            return
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            self.bad_lines += 1
+        obj, bad = json_object(line)
+        self.bad_lines += bad
+        if obj is None:
             return
         event = obj.get("event")
         if event == "end":

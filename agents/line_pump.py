@@ -1,11 +1,26 @@
 """Reading a child's line-oriented output in a thread (xcpperf's and xcp-stackd's JSON
-streams), with a raw copy kept for logs/."""
+streams), with a raw copy kept for logs/, and reading one JSON object from a line."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
+
+
+def json_object(line: str) -> tuple[dict[str, Any] | None, bool]:
+    """(the JSON object on `line`, whether the line was bad). A line that does not start
+    with "{" (text, blank) is skipped: (None, False); one that does but is no valid JSON
+    (a partial line at EOF, garbage) is bad: (None, True)."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None, False
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError:
+        return None, True
+    return (obj, False) if isinstance(obj, dict) else (None, True)
 
 
 def pump_lines(stream: IO[bytes], feed: Callable[[str], None], name: str,

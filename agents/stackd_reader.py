@@ -5,7 +5,6 @@ samples xcpperf's own stream (agents/flow_sampler.py)."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -13,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from agents.flow_sampler import StreamSample
-from agents.line_pump import pump_lines
+from agents.line_pump import json_object, pump_lines
 
 Match = Callable[[dict[str, Any]], bool]
 
@@ -36,13 +35,9 @@ class StackdReader:
     _feedback_seen: dict[str, int] = field(default_factory=dict)
 
     def feed(self, line: str) -> None:
-        line = line.strip()
-        if not line.startswith("{"):
-            return
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            self.bad_lines += 1
+        obj, bad = json_object(line)
+        self.bad_lines += bad
+        if obj is None:
             return
         event, data = obj.get("event"), obj.get("data")
         with self.changed:

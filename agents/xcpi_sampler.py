@@ -14,12 +14,11 @@ XcpiReceiverReader keeps the latest, and receiver_rows() names them as a router'
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from agents.line_pump import pump_lines
+from agents.line_pump import json_object, pump_lines
 
 # Session states as numbers, so the series plots: established is the only state in
 # which an estimate is known to come from a reachable U.
@@ -102,13 +101,9 @@ class XcpiReceiverReader:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def feed(self, line: str) -> None:
-        line = line.strip()
-        if not line.startswith("{"):
-            return
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            self.bad_lines += 1
+        obj, bad = json_object(line)
+        self.bad_lines += bad
+        if obj is None:
             return
         data = obj.get("data")
         if obj.get("event") in ("xcpi_interval", "xcpi_receiver") and isinstance(data, dict):
