@@ -24,7 +24,8 @@ _PYTHON = re.compile(r"^[A-Za-z0-9._/+-]{1,200}$")
 _USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 
 
-def _matching(rx: re.Pattern[str], what: str) -> AfterValidator:
+def matching(rx: re.Pattern[str], what: str) -> AfterValidator:
+    """A pydantic check that a string field matches RX (the message says it is not WHAT)."""
     def check(v: str) -> str:
         if not rx.match(v):
             raise ValueError(f"{v!r} is not {what}")
@@ -38,10 +39,10 @@ def _no_parent(v: str) -> str:
     return v
 
 
-Host = Annotated[str, _matching(_HOST, "a host name or IP address")]
-Python = Annotated[str, _matching(_PYTHON, "a python3 command or absolute path")]
-User = Annotated[str, _matching(_USER, "a login name (lower case letters, digits, _ -)")]
-Prefix = Annotated[str, _matching(_PREFIX, "an absolute path of letters, digits and . _ / + -"),
+Host = Annotated[str, matching(_HOST, "a host name or IP address")]
+Python = Annotated[str, matching(_PYTHON, "a python3 command or absolute path")]
+User = Annotated[str, matching(_USER, "a login name (lower case letters, digits, _ -)")]
+Prefix = Annotated[str, matching(_PREFIX, "an absolute path of letters, digits and . _ / + -"),
                    AfterValidator(_no_parent)]
 
 

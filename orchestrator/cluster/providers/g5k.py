@@ -56,6 +56,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from orchestrator.cluster import bounds
+from orchestrator.cluster.inventory import matching
 from orchestrator.cluster.load import load_inventory
 from orchestrator.cluster.providers.base import Provider, Reservation
 from orchestrator.spec.types import Name
@@ -83,14 +84,6 @@ class ApiError(XcplabError):
         self.transient = transient
 
 
-def _matching(rx: re.Pattern[str], what: str) -> AfterValidator:
-    def check(v: str) -> str:
-        if not rx.match(v):
-            raise ValueError(f"{v!r} is not {what}")
-        return v
-    return AfterValidator(check)
-
-
 def walltime_s(v: str) -> int:
     m = _WALLTIME.match(v)
     if not m:
@@ -105,7 +98,7 @@ def _walltime(v: str) -> str:
     return v
 
 
-Site = Annotated[str, _matching(_SITE, "a Grid'5000 site or cluster name (lower case)")]
+Site = Annotated[str, matching(_SITE, "a Grid'5000 site or cluster name (lower case)")]
 
 
 class G5kConf(BaseModel):
@@ -117,11 +110,11 @@ class G5kConf(BaseModel):
     cluster: Site
     nodes: Annotated[int, Field(ge=1, le=bounds.MAX_MACHINES)]
     walltime: Annotated[str, AfterValidator(_walltime)]
-    environment: Annotated[str, _matching(_ENV, "a kadeploy environment name")]
+    environment: Annotated[str, matching(_ENV, "a kadeploy environment name")]
     key: Annotated[str, Field(min_length=1, max_length=bounds.MAX_PATH_CHARS)]
     mtu: Annotated[int, Field(ge=bounds.MIN_MTU, le=bounds.MAX_MTU)] = 1500
     vxlan_overhead: Literal["underlay", "reduce_mtu"] = "reduce_mtu"
-    queue: Annotated[str, _matching(_SITE, "an OAR queue name")] = "default"
+    queue: Annotated[str, matching(_SITE, "an OAR queue name")] = "default"
     project: Annotated[str | None, Field(max_length=64)] = None
     api: Annotated[str, Field(pattern=r"^https?://[^\s]{1,200}$")] = API
     # how long to wait for the job to start / the deployment to end (bounded)
