@@ -122,6 +122,15 @@ def _source(runs: list[Run]) -> str:
             f"`make reproduce`._")
 
 
+def _twin_cell(t: dict[str, Any]) -> str:
+    """The ns-2 twin's value and verdict. A spec's `not_reproduced` mark says what xcplab
+    does not reproduce; the simulator is judged on what it measured, with the mark named."""
+    if verdicts.verdict(t) == "not_reproduced" and "measured_status" in t:
+        measured = verdicts.label({"status": t["measured_status"], "ok": t.get("measured_ok")})
+        return f"{_value(t.get('value'))} {measured} (marked not reproduced for xcplab)"
+    return f"{_value(t.get('value'))} {verdicts.label(t)}"
+
+
 def checks_block(runs: list[Run]) -> list[str]:
     emulated = [r for r in runs if r.backend != SIMULATED]
     twins: dict[str, Run] = {r.label: r for r in runs if r.backend == SIMULATED}
@@ -135,7 +144,7 @@ def checks_block(runs: list[Run]) -> list[str]:
         fid = (r.summary.get("fidelity") or {}).get("ok")
         for e in r.summary.get("expectations") or []:
             t = twin_checks.get(str(e.get("name")))
-            twin_cell = f"{_value(t.get('value'))} {verdicts.label(t)}" if t else "–"
+            twin_cell = _twin_cell(t) if t else "–"
             shown = verdicts.label(e)
             if fid is not True and verdicts.verdict(e) != "unjudged":
                 shown += " (run unfaithful)"

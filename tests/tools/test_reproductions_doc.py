@@ -53,6 +53,24 @@ def test_checks_table_pairs_the_ns2_twin_and_names_its_source(tmp_path: Path) ->
     assert "| 0.001 | 1.50 ms | 0.40 core | 3 | f1.client 0.12 core | clean |" in frow
 
 
+def test_a_check_marked_not_reproduced_judges_the_ns2_twin_on_what_it_measured(
+        tmp_path: Path) -> None:
+    def marked(d: Path, value: float) -> None:
+        summary = json.loads((d / "summary.json").read_text())
+        (check,) = summary["expectations"]
+        check.update(ok=False, status="not_reproduced", reason="why",
+                     measured_status="pass" if value >= 0.95 else "fail",
+                     measured_ok=value >= 0.95)
+        (d / "summary.json").write_text(json.dumps(summary))
+
+    marked(_run(tmp_path, "a", value=0.93), 0.93)
+    marked(_run(tmp_path, "b", backend="ns2", value=0.997), 0.997)
+    (row,) = [r for r in doc_tool.render(doc_tool.collect([tmp_path]))["checks"]
+              if r.startswith("| fig2b-xcp")]
+    assert row.endswith("| 0.93 | NOT REPRODUCED | 0.997 PASS (marked not reproduced for "
+                        "xcplab) |"), row
+
+
 def test_unfaithful_runs_and_repeats_are_shown_as_they_are(tmp_path: Path) -> None:
     _run(tmp_path, "a", ok=False, value=0.5, status="unjudged")
     _run(tmp_path, "b", ok=False, value=0.97)  # judged as pass by an older analysis
