@@ -81,10 +81,13 @@ def parse_inventory(text: str, file: str, base: Path) -> Inventory:
     return inv
 
 
-def load_inventory(path: str | Path) -> Inventory:
-    p = Path(path)
+def read_text_file(path: str | Path) -> str:
+    """A cluster file's text (inventory, provider), or a SpecError naming the file."""
     try:
-        text = p.read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise SpecError([SpecProblem(str(path), None, "(file)", f"cannot read: {e}")]) from e
-    return parse_inventory(text, str(path), p.resolve().parent)
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    return parse_inventory(read_text_file(path), str(path), Path(path).resolve().parent)

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
+from orchestrator.cluster.load import read_text_file
 from orchestrator.spec import guard
 from orchestrator.spec.loader import load_yaml
 from orchestrator.spec.problems import from_validation_error
@@ -91,12 +92,7 @@ def parse_provider(text: str, file: str, base: Path) -> Provider:
 
 
 def load_provider(path: str | Path) -> Provider:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise SpecError([SpecProblem(str(path), None, "(file)", f"cannot read: {e}")]) from e
-    return parse_provider(text, str(path), p.resolve().parent)
+    return parse_provider(read_text_file(path), str(path), Path(path).resolve().parent)
 
 
 def release(out_dir: Path, provider_file: str | Path) -> Reservation:
