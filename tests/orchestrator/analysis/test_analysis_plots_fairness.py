@@ -4,10 +4,10 @@ ran the dropper."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
+from analysis_metrics_files import write_metrics
 
 from orchestrator.analysis.finalize import finalize_run
 from orchestrator.analysis.plots_fairness import true_counts
@@ -48,10 +48,7 @@ def _write_fairness(run: Path) -> None:
                            ("bw_xcp", 1.8e6), ("xcp_rate", 2e6), ("drops", i // 10)):
             rows.append({"t_s": t, "node": "R1", "port": "eth1", "link": "R1->R2",
                          "key": f"tcp_fairness.{key}", "value": value})
-    with open(run / "metrics" / "fairness.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, ["t_s", "node", "port", "link", "key", "value"])
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "fairness", rows)
 
 
 def test_fairness_rows_draw_fairness_png(make_run):

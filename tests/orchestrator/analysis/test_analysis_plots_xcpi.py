@@ -3,12 +3,12 @@ from metrics/xcpi.csv when some router tracked an upstream, and only then."""
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from analysis_metrics_files import write_metrics
 
 from orchestrator.analysis.finalize import finalize_run
 from orchestrator.analysis.plots_xcpi import load_xcpi, plot_xcpi, state_spans, upstream_series
@@ -35,10 +35,7 @@ def _write_xcpi(run: Path, *, upstreams: bool) -> None:
                            ("acks", i // 10), ("timeouts", 0), ("v_phi", 1e4)):
             rows.append({"t_s": t, "node": "R2", "port": "", "link": "10.0.1.1", "key": key,
                          "value": value})
-    with open(run / "metrics" / "xcpi.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, ["t_s", "node", "port", "link", "key", "value"])
-        w.writeheader()
-        w.writerows(rows)
+    write_metrics(run, "xcpi", rows)
 
 
 def test_upstream_rows_draw_xcpi_png(make_run):
