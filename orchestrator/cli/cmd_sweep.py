@@ -6,6 +6,9 @@ directory. Exit 0 when every run completed faithfully, 3 when every run complete
 but some were unfaithful (their points say UNFAITHFUL; sweep.csv `fidelity_ok`),
 1 when a run did not complete, 130 when interrupted.
 
+`--lock FILE` flocks FILE around each point's run (released between points), so a
+long sweep takes turns with other timing runs on a shared machine.
+
 `--twin ns2` first runs the same grid in ns-2.35 (its own sweep directory beside
 the other), then on `--backend`, and prints paper | ns-2 | xcplab per point
 (orchestrator/analysis/report/compare.py; `xcplab report` on both directories
@@ -41,6 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--influx", metavar="URL")
     p.add_argument("--twin", choices=["ns2"], help="also run the grid in ns-2.35 (first, as "
                    "its own sweep beside this one) and print paper | ns-2 | xcplab per point")
+    p.add_argument("--lock", type=Path, metavar="FILE",
+                   help="hold an exclusive flock on FILE around each point's run and release "
+                        "it between points, so other timing runs (flock FILE xcplab run ...) "
+                        "take turns with the sweep, e.g. /tmp/xcplab-timing.lock")
     p.add_argument("--dry-run", action="store_true",
                    help="validate every point and print the grid; run nothing")
     p.set_defaults(func=sweep)
@@ -82,7 +89,7 @@ def sweep(args: argparse.Namespace) -> int:
                          backend=args.twin, on_point=on_point, on_result=on_result)
     res = run_sweep(Path(args.spec), params, args.repeat, Path(args.out),
                     backend=args.backend, backend_options=opts, influx_url=args.influx,
-                    on_point=on_point, on_result=on_result)
+                    on_point=on_point, on_result=on_result, lock=args.lock)
     if twin is not None:
         print_twin(twin.directory, res.directory)
     done = sum(1 for r in res.rows if r["status"] == "completed")

@@ -4,15 +4,22 @@ Layout: `OUT/<sweep-id>/` holds every run directory (and its .tar.gz),
 `sweep.json` (the parameters, repetitions, seeds), `sweep.csv` and `sweep.png`, and for a
 deployment trial `trial.md` and `trial.png` (orchestrator/sweep/trial_report.py).
 The table is rewritten after every run, so an interrupted sweep keeps what it did.
+
+`lock`: a file flock'ed (LOCK_EX) around each point's execute_run and released between
+points, so a long sweep takes turns with other timing runs on a shared machine
+(`flock FILE xcplab run ...`) instead of holding the machine for the whole sweep.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import json
 import re
 import secrets
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +34,10 @@ from orchestrator.sweep.trial_report import TrialReport, write_trial_report
 from xcplab_contract.errors import XcplabError
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+# With --lock, the pause after a point releases the lock before the next point takes it:
+# flock does not queue its waiters, and without a pause the sweep re-takes the lock before
+# a waiting `flock FILE xcplab run` wakes up, so the other run never gets its turn.
+LOCK_TURN_S = 2.0
 
 
 @dataclass
@@ -61,13 +72,38 @@ def plan_sweep(spec_path: Path, params: list[Param], repeat: int) -> tuple[str, 
     return base.name, points
 
 
+def _open_lock(path: Path) -> Any:
+    try:
+        return open(path, "a")  # the caller closes it
+    except OSError as e:
+        raise XcplabError(f"--lock {path}: cannot open the lock file: {e.strerror}") from e
+
+
+@contextlib.contextmanager
+def point_lock(path: Path | None) -> Iterator[None]:
+    """Holds an exclusive flock on `path` (created if missing) for one point; none if None."""
+    if path is None:
+        yield
+        return
+    fh = _open_lock(path)
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+
+
 def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, *,
               backend: str = "netns", backend_options: dict[str, Any] | None = None,
               influx_url: str | None = None,
               on_point: Callable[[Point, int], None] | None = None,
-              on_result: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+              on_result: Callable[[dict[str, Any]], None] | None = None,
+              lock: Path | None = None) -> SweepResult:
     from orchestrator.runner import execute_run
     name, points = plan_sweep(spec_path, params, repeat)
+    if lock is not None:
+        _open_lock(lock).close()  # a bad path fails before anything runs
     sweep_id = new_sweep_id(name)
     sdir = Path(out_dir) / sweep_id
     sdir.mkdir(parents=True)
@@ -81,13 +117,16 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
     rows: list[dict[str, Any]] = []
     table = sdir / "sweep.csv"
     interrupted = False
-    for point in points:
+    for n, point in enumerate(points):
+        if lock is not None and n > 0:
+            time.sleep(LOCK_TURN_S)  # a waiting timing run takes the lock now
         if on_point:
             on_point(point, len(points))
         try:
-            res = execute_run(Path(spec_path), out_dir=sdir, backend=backend,
-                              influx_url=influx_url, overrides=point.overrides,
-                              backend_options=backend_options)
+            with point_lock(lock):
+                res = execute_run(Path(spec_path), out_dir=sdir, backend=backend,
+                                  influx_url=influx_url, overrides=point.overrides,
+                                  backend_options=backend_options)
             row = make_row(point, res.run_id, res.status, res.summary,
                            (res.summary or {}).get("error"))
         except KeyboardInterrupt:

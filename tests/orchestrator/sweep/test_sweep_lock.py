@@ -1,0 +1,110 @@
+"""`xcplab sweep --lock FILE`: each point's run holds an exclusive flock on FILE, released
+between points, so another timing run (`flock FILE xcplab run ...`) gets its turn mid-sweep.
+
+The runner is replaced by a recorder (what is tested is the lock around it, not a run):
+it probes the lock from its own open file description, as `flock(1)` in another
+process would see it."""
+
+from __future__ import annotations
+
+import fcntl
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from orchestrator.cli import main
+
+SPEC = """\
+name: locksweep
+duration: 2s
+seed: 5
+nodes:
+  h1: {role: host}
+  r1: {role: router, queue: droptail}
+  h2: {role: host}
+links:
+  - {a: h1, b: r1, capacity: 50Mbps, delay: 2ms, buffer: 1BDP}
+  - {a: r1, b: h2, capacity: 20Mbps, delay: 2ms, buffer: 1BDP}
+flows:
+  - {id: t1, proto: tcp, cc: reno, src: h1, dst: h2}
+"""
+
+
+def _held_by_someone(lock: Path) -> bool:
+    with open(lock, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+
+def test_each_point_holds_the_lock_and_others_get_turns_between_points(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC)
+    lock = tmp_path / "timing.lock"
+    events: list[str] = []
+
+    def other_timing_run() -> None:  # flock LOCK ...; waits for the sweep's point 0
+        with open(lock, "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            events.append("other: got the lock")
+            time.sleep(0.3)
+            events.append("other: released")
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+    other = threading.Thread(target=other_timing_run)
+
+    def fake_execute_run(spec_path: Path, **kw: Any) -> SimpleNamespace:
+        i = len([e for e in events if e.startswith("run")])
+        events.append(f"run {i}: lock held {_held_by_someone(lock)}")
+        if i == 0:
+            other.start()
+            time.sleep(0.2)  # the other run is now waiting on the lock
+        return SimpleNamespace(run_id=f"r{i}", status="completed",
+                               summary={"fidelity": {"ok": True}})
+
+    monkeypatch.setattr("orchestrator.runner.execute_run", fake_execute_run)
+    monkeypatch.setattr("orchestrator.sweep.run.LOCK_TURN_S", 0.2)
+    rc = main(["sweep", str(spec), "--repeat", "2", "--out", str(tmp_path / "out"),
+               "--lock", str(lock)])
+    other.join(5)
+    assert rc == 0
+    assert events == ["run 0: lock held True", "other: got the lock", "other: released",
+                      "run 1: lock held True"]
+    assert not _held_by_someone(lock)  # released after the last point
+
+
+def test_without_lock_nothing_is_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC)
+    lock = tmp_path / "timing.lock"
+    lock.touch()
+    seen: list[bool] = []
+
+    def fake_execute_run(spec_path: Path, **kw: Any) -> SimpleNamespace:
+        seen.append(_held_by_someone(lock))
+        return SimpleNamespace(run_id="r", status="completed", summary={"fidelity": {"ok": True}})
+
+    monkeypatch.setattr("orchestrator.runner.execute_run", fake_execute_run)
+    assert main(["sweep", str(spec), "--repeat", "2", "--out", str(tmp_path / "out")]) == 0
+    assert seen == [False, False]
+
+
+def test_an_unopenable_lock_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC)
+    monkeypatch.setattr("orchestrator.runner.execute_run", lambda *a, **k: None)
+    bad = tmp_path / "no-such-dir" / "x.lock"
+    rc = main(["sweep", str(spec), "--repeat", "2", "--out", str(tmp_path / "out"),
+               "--lock", str(bad)])
+    assert rc != 0
+    assert f"--lock {bad}: cannot open the lock file" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # refused before anything ran
