@@ -23,14 +23,20 @@ loss-free, the figure is that rate and `*_blaster_limited` is true: the forwarde
 at least that much, and a ratio of two blaster-limited figures compares blasters, not
 forwarders — read the flags before the ratio.
 
-    run() -> {"forwarding": {"lossfree_pps_<fwd>_<size>", "lossfree_ratio_<engine>_<size>",
-              "blaster_max_pps_<fwd>_<size>", "lossfree_trials_<fwd>_<size>", ...}}
+The whole search is repeated (XCPLAB_BENCH_SEARCH_REPEATS, default 3); figures are
+medians with every pass's value beside them (`*_runs`).
+
+    run() -> {"forwarding": {"lossfree_pps_<fwd>_<size>[_runs]",
+              "lossfree_ratio_<engine>_<size>[_runs]", "blaster_max_pps_<fwd>_<size>",
+              "lossfree_trials_<fwd>_<size>", "lossfree_repeats"}}
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -54,6 +60,7 @@ DRAIN_S = 0.3           # after the blaster exits: queued frames reach h2
 LOSS_TOLERANCE = 1e-4   # fraction of offered frames a "loss-free" trial may lose
 RESOLUTION = 0.02       # stop when the bracket is within 2 % of its top
 MAX_TRIALS = 9          # per forwarder and size, after the ceiling trial
+MAX_REPEATS = 10        # whole passes; each is about two minutes
 SIZES = ((64, "64"), (1514, "1500"))
 # name -> (kernel forwarding?, engine queue kind)
 FORWARDERS: dict[str, tuple[bool, str]] = {
@@ -120,23 +127,64 @@ def _topology(kernel: bool, queue_kind: str) -> LinearTopo:
                       sched_priority=ENGINE_PRIORITY)
 
 
-def run() -> dict[str, Any]:
-    figures: dict[str, Any] = {}
+def _repeats() -> int:
+    """XCPLAB_BENCH_SEARCH_REPEATS (default 3, 1..10): whole passes over every forwarder
+    and size. One search is one sample of a noisy machine; the spread of several,
+    interleaved so a slow minute hits every forwarder alike, says how far to trust a
+    ratio."""
+    raw = os.environ.get("XCPLAB_BENCH_SEARCH_REPEATS", "3")
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_REPEATS:
+        raise ValueError(f"XCPLAB_BENCH_SEARCH_REPEATS={raw!r}: expected an integer "
+                         f"from 1 to {MAX_REPEATS}")
+    return n
+
+
+def one_pass() -> dict[str, dict[str, Any]]:
+    """One search per (forwarder, size): `{"<fwd>_<size>": search result}`."""
+    results: dict[str, dict[str, Any]] = {}
     for size, label in SIZES:
         for name, (kernel, queue) in FORWARDERS.items():
             with _topology(kernel, queue) as topo:
-                res = search(functools.partial(trial, topo, size))
-            figures[f"lossfree_pps_{name}_{label}"] = round(res["pps"])
-            figures[f"lossfree_blaster_limited_{name}_{label}"] = res["blaster_limited"]
-            figures[f"blaster_max_pps_{name}_{label}"] = round(res["ceiling_pps"])
-            figures[f"lossfree_trials_{name}_{label}"] = [
-                [round(t["offered_pps"]), round(t["loss"], 6)] for t in res["trials"]]
-        kernel_pps = figures[f"lossfree_pps_kernel_{label}"]
+                results[f"{name}_{label}"] = search(functools.partial(trial, topo, size))
+    return results
+
+
+def summarise(passes: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Median over the passes as the headline figure, every pass's value beside it. A
+    ratio is taken within each pass (engine and kernel searched minutes apart at most)
+    before the median, not as a ratio of medians."""
+    figures: dict[str, Any] = {"lossfree_repeats": len(passes)}
+    for _, label in SIZES:
         for name in FORWARDERS:
-            if name != "kernel" and kernel_pps:
-                figures[f"lossfree_ratio_{name}_{label}"] = round(
-                    figures[f"lossfree_pps_{name}_{label}"] / kernel_pps, 3)
-    return {"forwarding": figures}
+            key = f"{name}_{label}"
+            pps = [round(p[key]["pps"]) for p in passes]
+            figures[f"lossfree_pps_{key}"] = round(statistics.median(pps))
+            figures[f"lossfree_pps_{key}_runs"] = pps
+            limited = [bool(p[key]["blaster_limited"]) for p in passes]
+            figures[f"lossfree_blaster_limited_{key}"] = any(limited)
+            figures[f"blaster_max_pps_{key}"] = round(statistics.median(
+                p[key]["ceiling_pps"] for p in passes))
+            figures[f"lossfree_trials_{key}"] = [
+                [[round(t["offered_pps"]), round(t["loss"], 6)] for t in p[key]["trials"]]
+                for p in passes]
+        for name in FORWARDERS:
+            if name == "kernel":
+                continue
+            ratios = [p[f"{name}_{label}"]["pps"] / p[f"kernel_{label}"]["pps"]
+                      for p in passes if p[f"kernel_{label}"]["pps"]]
+            if ratios:
+                figures[f"lossfree_ratio_{name}_{label}"] = round(statistics.median(ratios), 3)
+                figures[f"lossfree_ratio_{name}_{label}_runs"] = [round(r, 3) for r in ratios]
+    return figures
+
+
+def run() -> dict[str, Any]:
+    passes = [one_pass() for _ in range(_repeats())]
+    return {"forwarding": summarise(passes)}
 
 
 if __name__ == "__main__":

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from bench.bench_forwarding_search import LOSS_TOLERANCE, MAX_TRIALS, RESOLUTION, search
+from bench.bench_forwarding_search import (
+    FORWARDERS,
+    LOSS_TOLERANCE,
+    MAX_TRIALS,
+    RESOLUTION,
+    _repeats,
+    search,
+    summarise,
+)
 
 BLASTER_PPS = 500_000.0
 
@@ -45,3 +53,33 @@ def test_a_blaster_short_of_cpu_moves_the_bracket_by_what_it_offered() -> None:
 def test_a_forwarder_that_loses_everything_scores_zero() -> None:
     res = search(lambda pps: {"offered_pps": pps or BLASTER_PPS, "loss": 1.0})
     assert res["pps"] == 0.0 and not res["blaster_limited"]
+
+
+def _pass(kernel: float, engine: float) -> dict[str, dict[str, object]]:
+    """One pass's search results with the engines at ENGINE pps and the kernel at KERNEL."""
+    res = {}
+    for label in ("64", "1500"):
+        for name in FORWARDERS:
+            pps = kernel if name == "kernel" else engine
+            res[f"{name}_{label}"] = {"pps": pps, "blaster_limited": False,
+                                      "ceiling_pps": 2 * pps, "trials": []}
+    return res
+
+
+def test_repeated_searches_report_the_median_and_pair_ratios_within_a_pass() -> None:
+    """Pass 2's kernel is slow (a noisy minute): its ratio is 1.0, not engine/median."""
+    figures = summarise([_pass(100.0, 80.0), _pass(50.0, 50.0), _pass(100.0, 90.0)])
+    assert figures["lossfree_repeats"] == 3
+    assert figures["lossfree_pps_kernel_64_runs"] == [100, 50, 100]
+    assert figures["lossfree_pps_kernel_64"] == 100
+    assert figures["lossfree_pps_engine_xcp_1500"] == 80
+    assert figures["lossfree_ratio_engine_xcp_1500_runs"] == [0.8, 1.0, 0.9]
+    assert figures["lossfree_ratio_engine_xcp_1500"] == 0.9  # a ratio of medians: 0.8
+
+
+@pytest.mark.parametrize("raw", ["0", "11", "three"])
+def test_a_repeat_count_out_of_range_is_refused_by_name(raw: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XCPLAB_BENCH_SEARCH_REPEATS", raw)
+    with pytest.raises(ValueError, match="XCPLAB_BENCH_SEARCH_REPEATS"):
+        _repeats()
