@@ -19,19 +19,34 @@ blocks are (re)written, each between its markers in the page:
 - `fidelity`: per emulated run, the engines' late-event fraction, worst lateness, CPU,
   out-of-model frame losses, the busiest host process, and the verdict.
 
+and for every sweep (a folder with sweep.csv and sweep.json) of a spec in SWEEPS, one
+block per spec (the sweeps of one spec, e.g. one per protocol, share it):
+
+    <!-- generated:sweep:wireless/loss-sweep -->  ... <!-- /generated:sweep:wireless/loss-sweep -->
+
+- `sweep:SPEC`: per point (the swept parameters), the headline figures the page's
+  section discusses as mean ± the 95 % confidence half-width (Student t over the
+  repetitions; a single repetition is shown bare), the checks' verdicts summed, the
+  paper's number where the seed gives one, and how many repetitions were unfaithful or
+  did not complete: those are counted, never averaged in.
+
 Each block starts with where its data came from: how many runs, under which commits
-(manifest `versions.xcplab_git`), between which times. Without --write the blocks are
-printed; --check exits 1 when the page differs from what the runs give.
-`make reproduce` runs it with --write on the runs it just made.
+(manifest `versions.xcplab_git`), between which times. Only the blocks the given runs
+have data for are rewritten; the others keep their older tables and their dates.
+Without --write the blocks are printed; --check exits 1 when the page differs from
+what the runs give. `make reproduce` runs it with --write on the runs it just made.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import re
+import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,8 +204,255 @@ def fidelity_block(runs: list[Run]) -> list[str]:
     return out
 
 
-def render(runs: list[Run]) -> dict[str, list[str]]:
-    return {"checks": checks_block(runs), "fidelity": fidelity_block(runs)}
+Row = dict[str, str]
+Figure = Callable[[Row], float | None]
+
+
+def col(name: str) -> Figure:
+    """A sweep.csv column as a number; None when empty (a skipped check, no such flow)."""
+    def get(row: Row) -> float | None:
+        v = row.get(name, "")
+        try:
+            return float(v) if v not in ("", "None") else None
+        except ValueError:
+            return None
+    return get
+
+
+def ratio(num: str, den: str) -> Figure:
+    """num / den per repetition (averaged afterwards); None when den moved nothing."""
+    def get(row: Row) -> float | None:
+        a, b = col(num)(row), col(den)(row)
+        return a / b if a is not None and b else None
+    return get
+
+
+def total(*names: str) -> Figure:
+    def get(row: Row) -> float | None:
+        vals = [col(n)(row) for n in names]
+        return sum(v for v in vals if v is not None) if any(v is not None for v in vals) \
+            else None
+    return get
+
+
+@dataclass(frozen=True)
+class Column:
+    head: str
+    figure: Figure
+    fmt: str = "{:.2f}"
+
+
+@dataclass(frozen=True)
+class SweepTable:
+    """What the page's section of one spec discusses: its headline figures, and the
+    paper's number for a point (the swept values by parameter path) where the seed
+    gives one."""
+    columns: tuple[Column, ...]
+    paper: Callable[[dict[str, str]], str]
+
+
+def _pct(value: str) -> float:
+    """'0.1%' -> 0.1, '0.1BDP' -> 0.1 (for the paper lookups)."""
+    return float(re.sub(r"[^0-9.eE+-]", "", value) or "nan")
+
+
+def _loss_paper(p: dict[str, str]) -> str:
+    loss = _pct(p.get("defaults.link.loss", "nan"))
+    if loss == 1.0:
+        return "x1/t1 ≈ 2 (\"nearly doubles\"), XCP > TCP"
+    if loss >= 10.0:
+        return "both collapse"
+    return "XCP > TCP" + ("; XCP holds capacity to 0.1 %" if loss <= 0.1 else "")
+
+
+def _buffer_paper(path: str) -> Callable[[dict[str, str]], str]:
+    def paper(p: dict[str, str]) -> str:
+        return "> 0.9" if _pct(p.get(path, "nan")) >= 0.1 else "– (XCP least sensitive)"
+    return paper
+
+
+HIGH_BW = ("link.n24->n18", "link.n18->n5")
+SWEEPS: dict[str, SweepTable] = {
+    "wireless/loss-sweep": SweepTable((
+        Column("x1 XCP Mb/s", col("flow.x1.throughput_mbps")),
+        Column("n1 XCP no SACK", col("flow.n1.throughput_mbps")),
+        Column("t1 TCP", col("flow.t1.throughput_mbps")),
+        Column("x1/t1", ratio("flow.x1.throughput_mbps", "flow.t1.throughput_mbps")),
+        Column("x3 XCP", col("flow.x3.throughput_mbps")),
+        Column("t3 TCP", col("flow.t3.throughput_mbps")),
+        Column("x3/t3", ratio("flow.x3.throughput_mbps", "flow.t3.throughput_mbps")),
+        Column("RTOs x1+n1+t1", total("flow.x1.timeouts", "flow.n1.timeouts",
+                                      "flow.t1.timeouts"), "{:.0f}"),
+    ), _loss_paper),
+    "hstcp/buffer-sweep": SweepTable((
+        Column("utilisation (whole run)", col("link.r1->r2.utilization"), "{:.3f}"),
+        Column("utilisation from 5 s (check)", col("expect.0"), "{:.3f}"),
+        Column("drops", col("link.r1->r2.drops_queue"), "{:.0f}"),
+    ), _buffer_paper("links[bottleneck].buffer")),
+    "hstcp/complex-tiers": SweepTable((
+        Column("24 → 18 (whole run)", col(f"{HIGH_BW[0]}.utilization"), "{:.3f}"),
+        Column("18 → 5 (whole run)", col(f"{HIGH_BW[1]}.utilization"), "{:.3f}"),
+        Column("24 → 18 from 10 s (check)", col("expect.0"), "{:.3f}"),
+        Column("18 → 5 from 10 s (check)", col("expect.1"), "{:.3f}"),
+        Column("drops 24 → 18", col(f"{HIGH_BW[0]}.drops_queue"), "{:.0f}"),
+    ), _buffer_paper("defaults.link.buffer")),
+    "hstcp/dumbbell-50mbps": SweepTable((
+        Column("HSTCP / NewReno 30–60 s (check)", col("expect.0")),
+        Column("HSTCP / NewReno whole run", ratio("flow.hstcp.throughput_mbps",
+                                                  "flow.newreno.throughput_mbps")),
+        Column("HSTCP Mb/s", col("flow.hstcp.throughput_mbps")),
+        Column("NewReno Mb/s", col("flow.newreno.throughput_mbps")),
+    ), lambda p: "\"over ten times\""),
+    "xcpi/fig2c-xcp-legacy": SweepTable((
+        Column("payload / capacity × time (check)", col("expect.0"), "{:.3f}"),
+        Column("drops at the bottleneck", col("expect.1"), "{:.0f}"),
+        Column("RTOs", col("expect.2"), "{:.0f}"),
+    ), lambda p: "0.233 (52.426 MB in 60 s), high losses, timeouts"),
+    "xcpi/fig2c-xcpi-oracle": SweepTable((
+        Column("payload / capacity × time", col("expect.0"), "{:.3f}"),
+        Column("drops at the bottleneck", col("expect.1"), "{:.0f}"),
+        Column("RTOs", col("expect.2"), "{:.0f}"),
+    ), lambda p: "as all-XCP: 223.808 MB = 0.995, no losses, no timeouts"),
+}
+
+# Two-sided 95 % Student t quantiles by degrees of freedom (n - 1); 1.96 beyond 30.
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+        9: 2.262, 10: 2.228, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def t95(df: int) -> float:
+    if df < 1:
+        raise ValueError("a confidence interval needs two values")
+    return _T95.get(df) or next((v for k, v in sorted(_T95.items()) if k >= df), 1.96)
+
+
+def mean_ci(values: list[float], fmt: str) -> str:
+    """'mean ± half-width of the 95 % CI' over the values; one value bare; none '–'."""
+    if not values:
+        return "–"
+    m = statistics.fmean(values)
+    if len(values) == 1:
+        return fmt.format(m)
+    half = t95(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return f"{fmt.format(m)} ± {fmt.format(half)}"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    path: Path
+    spec: str  # experiments/<spec>.yaml, without the extension
+    params: tuple[str, ...]
+    rows: tuple[Row, ...]
+    commits: tuple[str, ...]
+    times: tuple[str, ...]
+
+
+def spec_name(spec: str) -> str:
+    """'…/experiments/wireless/loss-sweep.yaml' -> 'wireless/loss-sweep'."""
+    p = Path(spec)
+    parts = p.with_suffix("").parts
+    return "/".join(parts[parts.index("experiments") + 1:]) if "experiments" in parts \
+        else p.stem
+
+
+def collect_sweeps(roots: list[Path]) -> list[Sweep]:
+    out = []
+    for root in roots:
+        for table in sorted(root.rglob("sweep.csv")):
+            d = table.parent
+            meta_path = d / "sweep.json"
+            if not meta_path.is_file():
+                continue
+            meta = json.loads(meta_path.read_text())
+            with table.open(newline="") as f:
+                rows = tuple(csv.DictReader(f))
+            commits, times = set(), []
+            for r in rows:
+                m = d / r.get("run_id", "") / "manifest.json"
+                if r.get("run_id") and m.is_file():
+                    manifest = json.loads(m.read_text())
+                    commits.add(str((manifest.get("versions") or {}).get("xcplab_git")
+                                    or "unknown"))
+                    if manifest.get("created"):
+                        times.append(str(manifest["created"]))
+            out.append(Sweep(d, spec_name(str(meta.get("spec", d.name))),
+                             tuple(str(p["path"]) for p in meta.get("params") or []), rows,
+                             tuple(sorted(commits)), tuple(sorted(times))))
+    return out
+
+
+def _short(path: str) -> str:
+    """A parameter's column head: the last part of its path ('defaults.link.loss' -> loss)."""
+    return re.sub(r"\[.*?\]", "", path).split(".")[-1]
+
+
+def _checks(rows: list[Row]) -> str:
+    def n(key: str) -> int:
+        return sum(int(float(r.get(key) or 0)) for r in rows)
+    text = (f"{n('expectations_passed')}/{n('expectations_failed')}/"
+            f"{n('expectations_skipped')}")
+    return text + (f" (+{n('expectations_not_reproduced')} n.r.)"
+                   if n("expectations_not_reproduced") else "")
+
+
+def _values_key(value: str) -> tuple[float, str]:
+    """Swept values in numeric order ('0.01%' before '10%'), others by name after them."""
+    try:
+        number = _pct(value)
+    except ValueError:
+        number = math.nan
+    return (math.inf if math.isnan(number) else number, value)
+
+
+def sweep_block(name: str, sweeps: list[Sweep]) -> list[str]:
+    table = SWEEPS[name]
+    params: list[str] = []
+    for s in sweeps:
+        params += [p for p in s.params if p not in params]
+    commits = sorted({c for s in sweeps for c in s.commits})
+    times = sorted(t for s in sweeps for t in s.times)
+    span = f"{times[0]} – {times[-1]}" if times else "unknown times"
+    n_rows = sum(len(s.rows) for s in sweeps)
+    out = [f"_Generated by `tools/reproductions_doc.py` from {len(sweeps)} sweep(s) "
+           f"({', '.join(f'`{s.path.name}`' for s in sweeps)}), {n_rows} run(s), commit(s) "
+           f"{', '.join(f'`{c}`' for c in commits) or 'unknown'}, {span}. Mean ± 95 % "
+           f"confidence half-width (Student t) over the faithful repetitions; unfaithful or "
+           f"incomplete repetitions are counted, not averaged; checks = pass/fail/skipped "
+           f"summed over the faithful ones (n.r. = marked not reproduced). Do not edit by "
+           f"hand: rerun `make reproduce`._", ""]
+    heads = [_short(p) for p in params] + ["faithful", "unfaithful / not completed"] + \
+        [c.head for c in table.columns] + ["checks", "paper"]
+    out += ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    points: dict[tuple[str, ...], list[Row]] = {}
+    for s in sweeps:
+        for r in s.rows:
+            key = tuple(r.get(f"param.{p}", "") for p in params)
+            points.setdefault(key, []).append(r)
+    for key in sorted(points, key=lambda k: [_values_key(v) for v in k]):
+        rows = points[key]
+        good = [r for r in rows if r.get("status") == "completed"
+                and r.get("fidelity_ok") == "True"]
+        unfaithful = sum(1 for r in rows if r.get("status") == "completed"
+                         and r.get("fidelity_ok") != "True")
+        incomplete = sum(1 for r in rows if r.get("status") != "completed")
+        cells = list(key) + [f"{len(good)} of {len(rows)}", f"{unfaithful} / {incomplete}"]
+        for c in table.columns:
+            vals = [v for v in (c.figure(r) for r in good) if v is not None]
+            cells.append(mean_ci(vals, c.fmt))
+        cells += [_checks(good), table.paper(dict(zip(params, key, strict=True)))]
+        out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return out
+
+
+def render(runs: list[Run], sweeps: list[Sweep] | None = None) -> dict[str, list[str]]:
+    blocks = {"checks": checks_block(runs), "fidelity": fidelity_block(runs)} if runs else {}
+    by_spec: dict[str, list[Sweep]] = {}
+    for s in sweeps or []:
+        if s.spec in SWEEPS:
+            by_spec.setdefault(s.spec, []).append(s)
+    for name, group in by_spec.items():
+        blocks[f"sweep:{name}"] = sweep_block(name, group)
+    return blocks
 
 
 def replace_blocks(doc: str, blocks: dict[str, list[str]], doc_name: str) -> str:
@@ -217,9 +479,11 @@ def main(argv: list[str] | None = None) -> int:
         if not root.is_dir():
             raise SystemExit(f"{root}: not a directory")
     runs = collect(args.runs)
-    if not runs:
-        raise SystemExit(f"no run directory (summary.json) under {', '.join(map(str, args.runs))}")
-    blocks = render(runs)
+    sweeps = collect_sweeps(args.runs)
+    if not runs and not any(s.spec in SWEEPS for s in sweeps):
+        raise SystemExit(f"no run directory (summary.json) or sweep of {', '.join(SWEEPS)} "
+                         f"under {', '.join(map(str, args.runs))}")
+    blocks = render(runs, sweeps)
     if not (args.write or args.check):
         for name, lines in blocks.items():
             print(f"<!-- generated:{name} -->\n" + "\n".join(lines))
@@ -233,7 +497,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     args.doc.write_text(new)
-    print(f"{args.doc}: {len(runs)} run(s) written into {', '.join(BLOCKS)}")
+    print(f"{args.doc}: {len(runs)} run(s), {len(sweeps)} sweep(s) written into "
+          f"{', '.join(blocks)}")
     return 0
 
 

@@ -117,3 +117,97 @@ def test_the_page_has_the_markers() -> None:
     text = (ROOT / "docs" / "reproductions.md").read_text()
     for name in doc_tool.BLOCKS:
         assert f"<!-- generated:{name} -->" in text and f"<!-- /generated:{name} -->" in text
+
+
+def _sweep(root: Path, spec: str, params: dict[str, str], reps: list[dict[str, Any]],
+           commit: str = "def5678") -> Path:
+    """A sweep directory as `xcplab sweep` writes it: sweep.json, sweep.csv, and each run's
+    manifest.json (where the generator reads the commit and the time)."""
+    d = root / f"sweep-{len(list(root.glob('sweep-*')))}"
+    d.mkdir(parents=True)
+    (d / "sweep.json").write_text(json.dumps({
+        "spec": f"/somewhere/experiments/{spec}.yaml",
+        "params": [{"path": p, "values": [v]} for p, v in params.items()]}))
+    cols = ["index", *[f"param.{p}" for p in params], "repetition", "run_id", "status",
+            "fidelity_ok", "expectations_passed", "expectations_failed",
+            "expectations_skipped", "expectations_not_reproduced"]
+    cols += sorted({k for r in reps for k in r} - set(cols))
+    lines = [",".join(cols)]
+    for i, r in enumerate(reps):
+        row = {"index": str(i), "repetition": str(i), "run_id": f"run{i}",
+               "status": "completed", "fidelity_ok": "True", "expectations_passed": "1",
+               "expectations_failed": "0", "expectations_skipped": "2",
+               "expectations_not_reproduced": "0",
+               **{f"param.{p}": v for p, v in params.items()}, **r}
+        lines.append(",".join(str(row.get(c, "")) for c in cols))
+        (d / f"run{i}").mkdir()
+        (d / f"run{i}" / "manifest.json").write_text(json.dumps({
+            "created": f"2026-11-27T18:0{i}:00+00:00", "versions": {"xcplab_git": commit}}))
+    (d / "sweep.csv").write_text("\n".join(lines) + "\n")
+    return d
+
+
+def test_sweep_block_means_faithful_repetitions_and_counts_the_others(tmp_path: Path) -> None:
+    loss = "defaults.link.loss"
+    x1, t1 = "flow.x1.throughput_mbps", "flow.t1.throughput_mbps"
+    # 1 %: three faithful repetitions, one unfaithful (its 99 must not be averaged in),
+    # one that did not complete; 0.1 %: a single repetition, shown bare.
+    _sweep(tmp_path, "wireless/loss-sweep", {loss: "1%"}, [
+        {x1: 16, t1: 8}, {x1: 17, t1: 8.5}, {x1: 18, t1: 10},
+        {x1: 99, t1: 1, "fidelity_ok": "False"},
+        {"status": "error", "fidelity_ok": ""}])
+    _sweep(tmp_path, "wireless/loss-sweep", {loss: "0.1%"}, [
+        {x1: 21.5, t1: 21.4, "expectations_failed": "1", "expectations_passed": "0"}])
+    sweeps = doc_tool.collect_sweeps([tmp_path])
+    block = doc_tool.render([], sweeps)["sweep:wireless/loss-sweep"]
+    assert "from 2 sweep(s)" in block[0] and "6 run(s), commit(s) `def5678`" in block[0]
+    assert "2026-11-27T18:00:00+00:00 – 2026-11-27T18:04:00+00:00" in block[0]
+    head, _, low, one = block[2:6]
+    assert head.startswith("| loss | faithful | unfaithful / not completed | x1 XCP Mb/s |")
+    # mean 17, sd 1, 95 % CI half-width 4.303 / sqrt(3) = 2.484; t1 mean 8.833,
+    # sd 1.041, half 2.586; x1/t1 per repetition 2, 2, 1.8: mean 1.933, sd 0.1155, half 0.287
+    assert one.startswith("| 1% | 3 of 5 | 1 / 1 | 17.00 ± 2.48 | – | 8.83 ± 2.59 | "
+                          "1.93 ± 0.29 | "), one
+    assert one.endswith("| 3/0/6 | x1/t1 ≈ 2 (\"nearly doubles\"), XCP > TCP |"), one
+    assert low.startswith("| 0.1% | 1 of 1 | 0 / 0 | 21.50 | – | 21.40 | 1.00 | "), low
+    assert "| 0/1/2 |" in low  # the failed check is shown, not hidden by the mean
+
+
+def test_sweeps_of_one_spec_share_a_block_and_other_blocks_are_left_alone(
+        tmp_path: Path) -> None:
+    proto, buf = "defaults.flow.proto", "links[bottleneck].buffer"
+    util = "link.r1->r2.utilization"
+    for p, vals in (("xcp", (0.98, 0.40)), ("newreno", (0.91, 0.38))):
+        _sweep(tmp_path / "runs" / p, "hstcp/buffer-sweep", {proto: p, buf: "0.05BDP"},
+               [{util: vals[0]}])
+        _sweep(tmp_path / "runs" / p, "hstcp/buffer-sweep", {proto: p, buf: "0.01BDP"},
+               [{util: vals[1], "fidelity_ok": "False"}])
+    doc = tmp_path / "doc.md"
+    old = ("<!-- generated:checks -->\nold checks\n<!-- /generated:checks -->\n"
+           "<!-- generated:sweep:hstcp/buffer-sweep -->\nold\n"
+           "<!-- /generated:sweep:hstcp/buffer-sweep -->\n"
+           "<!-- generated:sweep:wireless/loss-sweep -->\nold loss\n"
+           "<!-- /generated:sweep:wireless/loss-sweep -->\n")
+    doc.write_text(old)
+    assert doc_tool.main([str(tmp_path / "runs"), "--doc", str(doc), "--write"]) == 0
+    text = doc.read_text()
+    assert "old checks" in text and "old loss" in text  # no data for them: untouched
+    rows = [r for r in text.splitlines() if r.startswith("| ")]
+    assert rows[0].startswith("| proto | buffer | faithful |")
+    # ordered by protocol name, then buffer numerically; the unfaithful 1 % points
+    # are counted and show no mean
+    assert [r.split(" | ")[:5] for r in rows[1:]] == [
+        ["| newreno", "0.01BDP", "0 of 1", "1 / 0", "–"],
+        ["| newreno", "0.05BDP", "1 of 1", "0 / 0", "0.910"],
+        ["| xcp", "0.01BDP", "0 of 1", "1 / 0", "–"],
+        ["| xcp", "0.05BDP", "1 of 1", "0 / 0", "0.980"]]
+    assert rows[1].endswith("| – (XCP least sensitive) |")
+    assert doc_tool.main([str(tmp_path / "runs"), "--doc", str(doc), "--check"]) == 0
+
+
+def test_a_sweep_without_markers_in_the_page_is_refused(tmp_path: Path) -> None:
+    _sweep(tmp_path / "runs", "hstcp/dumbbell-50mbps", {}, [{"expect.0": 7.1}])
+    doc = tmp_path / "doc.md"
+    doc.write_text("nothing\n")
+    with pytest.raises(SystemExit, match="no '<!-- generated:sweep:hstcp/dumbbell-50mbps -->'"):
+        doc_tool.main([str(tmp_path / "runs"), "--doc", str(doc), "--write"])
