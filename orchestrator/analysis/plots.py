@@ -102,14 +102,16 @@ def plot_links(ld: LinkData, out: Path) -> Path | None:
 
 
 def plot_xcp(ld: LinkData, out: Path) -> Path | None:
-    """XCP controller state of the busiest XCP links (none → no figure)."""
+    """XCP controller state of the busiest XCP links (none → no figure): phi and h,
+    the feedback pools, the average RTT d (the control interval)."""
     xcp = {name for name, s in ld.series.items() if s["xcp_phi"].notna().any()}
     if not xcp:
         return None
     shown, hidden = busy_links(ld, max_n=4, only=xcp)
     if not shown:
         return None
-    fig, ax_phi, ax_pool = _two_panels()
+    fig = Figure(figsize=(10, 9))
+    ax_phi, ax_pool, ax_d = fig.subplots(3, 1, sharex=True)
     for name in shown:
         s = ld.series[name]
         color = ax_phi.plot(s["t_s"], s["xcp_phi"] / 1e3, label=f"{name} phi",
@@ -123,12 +125,15 @@ def plot_xcp(ld: LinkData, out: Path) -> Path | None:
         if s["xcp_neg_pool"].notna().any():
             ax_pool.plot(s["t_s"], s["xcp_neg_pool"] * 8 / 1e6, label=f"{name} negative",
                          linewidth=1, linestyle="--", color=color)
+        if s["xcp_d"].notna().any():
+            ax_d.plot(s["t_s"], s["xcp_d"] * 1e3, label=f"{name} d", linewidth=1, color=color)
     more = f"; {hidden} idle XCP ports not shown" if hidden else ""
     ax_phi.set_ylabel("feedback per interval [kB]")
     ax_phi.set_title(f"XCP controllers: phi (aggregate feedback), h (shuffling){more}")
     ax_pool.set_ylabel("feedback pools [Mb/s]")
-    ax_pool.set_xlabel("time [s]")
-    return _save(fig, (ax_phi, ax_pool), out / "xcp.png")
+    ax_d.set_ylabel("average RTT d [ms]\n(control interval)")
+    ax_d.set_xlabel("time [s]")
+    return _save(fig, (ax_phi, ax_pool, ax_d), out / "xcp.png")
 
 
 def _save(fig: Figure, axes: tuple[Axes, ...], path: Path) -> Path:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from orchestrator.analysis.finalize import finalize_run
@@ -174,3 +176,28 @@ def test_sweep_lines_mark_unfaithful_points():
     row |= {"fidelity_ok": True, "expectations_unjudged": 0, "expectations_passed": 2,
             "expectations_total": 2}
     assert result_line(row) == "    completed: r7; checks 2 pass, 0 fail, 0 skipped"
+
+
+def test_xcp_plot_draws_phi_h_the_pools_and_d(make_run, monkeypatch):
+    from matplotlib.figure import Figure
+
+    from orchestrator.analysis import plots
+    from orchestrator.analysis.links import LinkData
+    from orchestrator.analysis.metrics_io import load_metrics
+    from orchestrator.analysis.png import write_png
+
+    figures: list[Figure] = []
+
+    def keep(fig: Figure, path: Path) -> Path:  # the figure, then the real PNG
+        figures.append(fig)
+        return write_png(fig, path)
+
+    monkeypatch.setattr(plots, "write_png", keep)
+    run = make_run()
+    assert plots.plot_xcp(LinkData.build(load_metrics(run).link), run / "plots") is not None
+    (fig,) = figures
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert labels == ["feedback per interval [kB]", "feedback pools [Mb/s]",
+                      "average RTT d [ms]\n(control interval)"]
+    d_lines = fig.axes[2].get_lines()
+    assert d_lines and all(np.asarray(ln.get_ydata()).size > 0 for ln in d_lines)
