@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ import httpx
 import pytest
 from server_proc import Server, cli
 from svc_helpers import spec_text
+
+from xcplab_contract.naming import run_tag
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -258,3 +262,124 @@ def test_compare_two_runs_from_the_result_page(server, browser) -> None:
     table = wait_for(browser, "#compare-figures")
     assert "duration_s" in table.text and runs[0] in browser.page_source
     shot(browser, "12-compare")
+
+
+# --- The live XCP controller state of real runs (the orchestrator's runner, netns) ---
+
+# seed 000 Fig. 1(c) in miniature: XCP-i routers r1, r3 at the edges of a DropTail cloud
+# (r2), the oracle estimator; `{queue}` = droptail everywhere gives the run without XCP.
+REAL_SPEC = """\
+name: {name}
+duration: {duration}
+metrics_interval: 100ms
+defaults:
+  link: {{capacity: 40Mbps, delay: 5ms, buffer: 1BDP}}
+nodes:
+  s: {{role: host}}
+  r1: {{role: router, queue: {xcp_queue}}}
+  r2: {{role: router, queue: droptail}}
+  r3: {{role: router, queue: {xcp_queue}}}
+  d: {{role: host}}
+links:
+  - {{a: s, b: r1}}
+  - {{a: r1, b: r2}}
+  - {{id: bottleneck, a: r2, b: r3, capacity: 20Mbps}}
+  - {{a: r3, b: d}}
+flows:
+  - {{id: x1, proto: xcp, src: s, dst: d}}
+"""
+XCPI_QUEUE = "{kind: xcpi, estimator: oracle}"
+REAL_RUNS: list[str] = []
+XCP_CHARTS = ("chart-phi", "chart-h", "chart-pools", "chart-d", "chart-xcpi")
+
+
+@pytest.fixture(scope="module")
+def real_server(tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[tuple[Server, dict[str, str]]]:
+    srv = Server(tmp_path_factory.mktemp("web-real") / "data", stand_in=False)
+    tokens = {"alice": cli("user", "add", "alice", env=srv.env)}
+    srv.start()
+    try:
+        yield srv, tokens
+    finally:
+        srv.stop()
+        netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        for r in REAL_RUNS:  # namespaces and processes of a run the test left behind
+            if f"xcplab-{run_tag(r)}-" in netns:
+                subprocess.run([sys.executable, "-m", "orchestrator.cli", "clean", r],
+                               env=srv.env, capture_output=True, check=False)
+
+
+def submit_real(server: tuple[Server, dict[str, str]], name: str, duration: str,
+                xcp_queue: str) -> str:
+    srv, tokens = server
+    with srv.client(tokens["alice"]) as c:
+        r = c.post("/experiments", content=REAL_SPEC.format(name=name, duration=duration,
+                                                            xcp_queue=xcp_queue))
+        assert r.status_code in (200, 201), r.text
+    run_id = str(r.json()["id"])
+    REAL_RUNS.append(run_id)
+    return run_id
+
+
+def canvas_points(driver: Any, chart: str) -> int:
+    return int(driver.execute_script(
+        "return Number(document.getElementById(arguments[0]).dataset.points || 0)", chart))
+
+
+@pytest.mark.root
+def test_live_xcp_controller_state_of_a_real_run(real_server, browser) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    run_id = submit_real(real_server, "live-xcpi", "4s", XCPI_QUEUE)
+    log_in(browser, real_server, "alice")
+    browser.get(base(real_server) + f"/ui/runs/{run_id}")
+    wait_for(browser, "#live")
+    # While the run runs: every controller-state chart has drawn samples.
+    WebDriverWait(browser, 60).until(
+        lambda d: all(canvas_points(d, c) > 0 for c in XCP_CHARTS))
+    assert wait_for(browser, "#state").text == "running"
+    assert browser.find_element("css selector", "#xcp-state").is_displayed()
+    assert browser.find_element("css selector", "#xcpi-state").is_displayed()
+    lines = {c: browser.find_element("id", c).get_attribute("data-lines") for c in XCP_CHARTS}
+    # one line per busy XCP-i port direction on the flow's path, the pools + and −;
+    # XCP-i: r3's estimate of the cloud before it (upstream r1) beside the oracle's truth
+    assert "r1->r2" in lines["chart-phi"].split(","), lines
+    assert {"r1->r2 +", "r1->r2 −"} <= set(lines["chart-pools"].split(",")), lines
+    assert "r1->r2" in lines["chart-d"].split(","), lines
+    xcpi = lines["chart-xcpi"].split(",")
+    assert any(n.startswith("r3 ← ") and n.endswith(" estimate") for n in xcpi), xcpi
+    assert any(n.startswith("r3 ← ") and n.endswith(" truth") for n in xcpi), xcpi
+    assert "XCP port directions" in browser.find_element("id", "xcp-note").text
+    def grew(before: int) -> Callable[[Any], bool]:
+        return lambda d: canvas_points(d, "chart-d") > before
+
+    for _ in range(2):  # the charts keep growing while it runs
+        WebDriverWait(browser, 10).until(grew(canvas_points(browser, "chart-d")))
+    browser.find_element("id", "xcp-state").location_once_scrolled_into_view  # noqa: B018
+    shot(browser, "13-live-xcp-state")
+    # Finished: the result page has the static controller-state plots from the CSV.
+    wait_for(browser, "#table-flows", timeout_s=60)
+    plots = wait_for(browser, "#plots").text
+    assert "xcp.png" in plots and "xcpi.png" in plots, plots
+    browser.find_element("css selector", 'img[alt="xcp.png"]').location_once_scrolled_into_view  # noqa: B018
+    shot(browser, "14-result-xcp-plots")
+
+
+@pytest.mark.root
+def test_no_xcp_state_for_a_droptail_run(real_server, browser) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    run_id = submit_real(real_server, "live-droptail", "3s", "droptail")
+    log_in(browser, real_server, "alice")
+    browser.get(base(real_server) + f"/ui/runs/{run_id}")
+    wait_for(browser, "#live")
+    # Link rows (with their xcp_* cells empty) have arrived and been drawn...
+    WebDriverWait(browser, 60).until(lambda d: canvas_points(d, "chart-queue") > 0)
+    assert wait_for(browser, "#state").text == "running"
+    # ...and the XCP section stayed hidden, its charts empty.
+    assert not browser.find_element("css selector", "#xcp-state").is_displayed()
+    assert all(canvas_points(browser, c) == 0 for c in XCP_CHARTS)
+    shot(browser, "15-live-droptail-no-xcp-state")
+    wait_for(browser, "#table-flows", timeout_s=60)
+    assert "xcp.png" not in browser.page_source

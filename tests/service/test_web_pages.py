@@ -263,3 +263,33 @@ def test_validation_as_you_type_answers_the_problem_lines(api: Api) -> None:
                                               "overrides": "duration=2s"})
     assert r.json() == {"ok": True, "lines": ["valid: svc-test, 3 nodes, 1 flows, 2 s"]}
     assert api.client.post("/ui/validate", data={"spec": bad}).status_code == 401
+
+
+def test_live_json_pages_the_file_and_keeps_only_the_asked_keys(api: Api, monkeypatch) -> None:
+    from orchestrator.api.web import pages
+
+    login(api, "alice")
+    run_id = api.submit("alice").json()["id"]
+    api.wait("alice", run_id)
+    data_dir = api.client.app.state.service.settings.data_dir
+    (metrics,) = [p for p in data_dir.rglob(f"{run_id}/metrics") if p.is_dir()]
+    # an XCP-i router's long-form rows: 3 keys per sample, 4 samples (12 file rows)
+    rows = [f"{t / 10},r3,,10.0.0.2,{k},{t * 1e6}" for t in range(1, 5)
+            for k in ("estimate_bps", "truth_bps", "requests")]
+    (metrics / "xcpi.csv").write_text("t_s,node,port,link,key,value\n" + "\n".join(rows) + "\n")
+    monkeypatch.setattr(pages, "LIVE_PAGE", 5)
+    url = f"/ui/runs/{run_id}/live.json?measurement=xcpi&keys=estimate_bps,truth_bps"
+    got, offset, calls = [], 0, 0
+    while True:
+        m = api.client.get(url + f"&offset={offset}").json()
+        calls += 1
+        assert m["total"] == 12 and m["next_offset"] == min(12, offset + 5)
+        got += m["rows"]
+        offset = m["next_offset"]
+        if offset >= m["total"]:
+            break
+    assert calls == 3  # 5 + 5 + 2 file rows
+    assert [(r[0], r[4]) for r in got] == [(t / 10, k) for t in range(1, 5)
+                                           for k in ("estimate_bps", "truth_bps")]
+    unfiltered = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=xcpi").json()
+    assert len(unfiltered["rows"]) == 5 and unfiltered["next_offset"] == 5

@@ -46,6 +46,7 @@ from xcplab_contract.errors import SpecError, XcplabError
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
 PAGE_SIZE = 25
+LIVE_PAGE = 5000  # metrics rows per live.json answer
 
 
 def _local_time(t: dt.datetime | None) -> str:
@@ -308,20 +309,32 @@ async def events(request: Request, run_id: str, service: ServiceDep,
 @router.get("/runs/{run_id}/live.json")
 def live_metrics(run_id: str, pu: CurrentPageUser, db: DB, service: ServiceDep,
                  measurement: Annotated[str, Query(max_length=32)] = "flow",
-                 offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0) -> dict[str, Any]:
+                 offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+                 keys: Annotated[str, Query(max_length=400)] = "") -> dict[str, Any]:
     """Rows of a measurement written so far: from the run directory the runner is
-    writing (`runs_path/ID`) while it runs, the recorded one once it has finished."""
+    writing (`runs_path/ID`) while it runs, the recorded one once it has finished.
+
+    Up to LIVE_PAGE rows of the file from `offset`; `next_offset` is where the next
+    call continues. `keys` (comma-separated) keeps only the rows of those keys of a
+    long-form measurement (xcpi: `estimate_bps,truth_bps`), so the page is not sent
+    the dozens of counters per sample it does not draw."""
     exp = _experiment(db, pu, run_id)
+    empty = {"measurement": measurement, "columns": [], "rows": [], "total": 0,
+             "next_offset": offset}
     if exp.run_dir is None:
         live = service.settings.runs_path / exp.id
         if not (live / "metrics").is_dir():
-            return {"measurement": measurement, "columns": [], "rows": [], "total": 0,
-                    "state": exp.state}
+            return {**empty, "state": exp.state}
         exp = Experiment(id=exp.id, state=exp.state, run_dir=str(live))
     try:
-        data = results.metrics(exp, measurement, limit=5000, offset=offset)
+        data = results.metrics(exp, measurement, limit=LIVE_PAGE, offset=offset)
     except NotFound:
-        data = {"measurement": measurement, "columns": [], "rows": [], "total": 0}
+        data = empty
+    data["next_offset"] = offset + len(data["rows"])
+    wanted = {k for k in keys.split(",") if k}
+    if wanted and "key" in data["columns"]:
+        ik = data["columns"].index("key")
+        data["rows"] = [r for r in data["rows"] if len(r) > ik and r[ik] in wanted]
     return {**data, "state": exp.state}
 
 

@@ -61,48 +61,46 @@ function followRun(section) {
     if (!finished) $("chart-note").textContent = "Lost the live stream; retrying…";
   };
 
-  // Each live chart: which measurement, which column names a line, which is drawn.
-  const charts = [
-    { canvas: "chart", measurement: "flow", key: "flow", value: "throughput_bps", scale: 1e-6, unit: "Mb/s" },
-    { canvas: "chart-util", measurement: "link", key: "link", value: "utilization", scale: 1, unit: "" },
-    { canvas: "chart-queue", measurement: "link", key: "link", value: "queue_pkts", scale: 1, unit: "pkts" },
-    { canvas: "chart-phi", measurement: "link", key: "link", value: "xcp_phi", scale: 1e-3, unit: "kB/interval" },
-  ];
-  for (const c of charts) c.series = new Map(); // line name -> [[t, y], ...]
-  const offsets = { flow: 0, link: 0, event: 0 };
+  const charts = liveCharts();
+  const offsets = { flow: 0, link: 0, event: 0, xcpi: 0 };
   const events = []; // [t, "kind target"]
-  async function fetchRows(measurement) {
-    const url = section.dataset.metrics + "?measurement=" + measurement + "&offset=" + offsets[measurement];
-    const r = await fetch(url, { credentials: "same-origin" });
-    if (!r.ok) return null;
-    const m = await r.json();
-    offsets[measurement] += m.rows.length;
-    return m;
+  async function fetchRows(measurement, keys) {
+    // Every row written since the last call, a page (5000 file rows) at a time.
+    let columns = [], rows = [];
+    for (let page = 0; page < 20; page++) {
+      let url = section.dataset.metrics + "?measurement=" + measurement + "&offset=" + offsets[measurement];
+      if (keys) url += "&keys=" + encodeURIComponent(keys);
+      const r = await fetch(url, { credentials: "same-origin" });
+      if (!r.ok) break;
+      const m = await r.json();
+      if (m.columns.length) columns = m.columns;
+      rows = rows.concat(m.rows);
+      const next = m.next_offset ?? offsets[measurement] + m.rows.length;
+      const more = next > offsets[measurement] && next < m.total;
+      offsets[measurement] = next;
+      if (!more) break;
+    }
+    return { columns, rows };
   }
   async function pollMetrics() {
     const ev = await fetchRows("event");
-    if (ev && ev.columns.includes("t_s")) {
+    if (ev.columns.includes("t_s")) {
       const [it, ik, ig] = ["t_s", "kind", "target"].map((n) => ev.columns.indexOf(n));
       for (const row of ev.rows) events.push([Number(row[it]), row[ik] + " " + (ig >= 0 ? row[ig] : "")]);
     }
-    for (const measurement of ["flow", "link"]) {
-      const m = await fetchRows(measurement);
-      if (!m) continue;
-      for (const c of charts.filter((c) => c.measurement === measurement)) {
-        const [it, ik, iv] = ["t_s", c.key, c.value].map((n) => m.columns.indexOf(n));
-        if (it < 0 || ik < 0 || iv < 0) continue;
-        for (const row of m.rows) {
-          if (row[iv] === null || row[iv] === "") continue;
-          const key = String(row[ik]);
-          if (!c.series.has(key)) c.series.set(key, []);
-          c.series.get(key).push([Number(row[it]), Number(row[iv]) * c.scale]);
-        }
-      }
+    for (const measurement of ["flow", "link", "xcpi"]) {
+      const mine = charts.all.filter((c) => c.measurement === measurement);
+      const keys = measurement === "xcpi" ? mine.flatMap((c) => c.lines.map((l) => l[0])).join(",") : "";
+      const m = await fetchRows(measurement, keys);
+      if (measurement === "link") charts.xcpLinks.note(m);
+      for (const c of mine) addRows(c, m);
     }
     let drawn = 0;
-    for (const c of charts) {
-      if (c.series.size) { draw($(c.canvas), c.series, c.unit, events); drawn += 1; }
+    for (const c of charts.all) {
+      const shown = c.xcp ? charts.xcpLinks.active : null;
+      if (c.series.size && draw($(c.canvas), c.series, c.unit, events, shown)) drawn += 1;
     }
+    charts.xcpLinks.show();
     if (drawn) $("chart-note").textContent = offsets.flow + " flow samples, " + offsets.link + " link samples, " + events.length + " events";
   }
   const timer = setInterval(() => {
@@ -111,40 +109,162 @@ function followRun(section) {
   }, 1000);
 }
 
-const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+// The live charts: which measurement, which column names a line (`key`; long-form
+// measurements name it by router and upstream), which columns are drawn (`lines`:
+// [column or long-form key, suffix of the line's name, dashed]), scaled to `unit`.
+// `xcp` charts are the XCP controller state of metrics/link.csv's xcp_* columns
+// (docs/run-directory.md): drawn for the XCP ports that have left their idle state,
+// in #xcp-state, which stays hidden while no row carries XCP state (a run without
+// XCP / iXCP / XCP-i queues).
+function liveCharts() {
+  const $ = (id) => document.getElementById(id);
+  const all = [
+    { canvas: "chart", measurement: "flow", key: "flow", lines: [["throughput_bps", "", false]], scale: 1e-6, unit: "Mb/s" },
+    { canvas: "chart-util", measurement: "link", key: "link", lines: [["utilization", "", false]], scale: 100, unit: "%" },
+    { canvas: "chart-queue", measurement: "link", key: "link", lines: [["queue_pkts", "", false]], scale: 1, unit: "packets" },
+    { canvas: "chart-phi", measurement: "link", key: "link", xcp: true, lines: [["xcp_phi", "", false]], scale: 1e-3, unit: "kB" },
+    { canvas: "chart-h", measurement: "link", key: "link", xcp: true, lines: [["xcp_h", "", false]], scale: 1e-3, unit: "kB" },
+    { canvas: "chart-pools", measurement: "link", key: "link", xcp: true,
+      lines: [["xcp_pos_pool", " +", false], ["xcp_neg_pool", " −", true]], scale: 8e-6, unit: "Mb/s" },
+    { canvas: "chart-d", measurement: "link", key: "link", xcp: true, lines: [["xcp_d", "", false]], scale: 1e3, unit: "ms" },
+    { canvas: "chart-xcpi", measurement: "xcpi", long: true,
+      lines: [["estimate_bps", " estimate", false], ["truth_bps", " truth", true]], scale: 1e-6, unit: "Mb/s" },
+  ].filter((c) => $(c.canvas));
+  for (const c of all) c.series = new Map(); // line name -> {group, dash, pts: [[t, y], ...]}
+  const STATE = ["xcp_phi", "xcp_h", "xcp_pos_pool", "xcp_neg_pool", "xcp_y"];
+  const xcpLinks = {
+    seen: new Set(), active: new Set(),
+    note(m) { // which links carry XCP state, and which have left the idle state (all zero)
+      const il = m.columns.indexOf("link");
+      const cols = ["xcp_d", ...STATE].map((n) => m.columns.indexOf(n)).filter((i) => i >= 0);
+      const state = STATE.map((n) => m.columns.indexOf(n)).filter((i) => i >= 0);
+      if (il < 0 || !cols.length) return;
+      for (const row of m.rows) {
+        if (!cols.some((i) => row[i] !== null && row[i] !== "")) continue;
+        const link = String(row[il]);
+        this.seen.add(link);
+        if (state.some((i) => typeof row[i] === "number" && row[i] !== 0)) this.active.add(link);
+      }
+    },
+    show() {
+      const box = $("xcp-state");
+      if (!box || !this.seen.size) return;
+      box.hidden = false;
+      const idle = this.seen.size - this.active.size;
+      $("xcp-note").textContent = this.seen.size + " XCP port directions" +
+        (idle ? ", " + idle + " idle (all state zero) not drawn" : "");
+      const xcpi = all.find((c) => c.long);
+      if (xcpi && xcpi.series.size) $("xcpi-state").hidden = false;
+    },
+  };
+  return { all, xcpLinks };
+}
 
-function draw(canvas, series, unit, events) {
-  const ctx = canvas.getContext("2d");
-  const w = canvas.width, h = canvas.height, pad = 40;
-  let tmax = 0, ymax = 0;
-  for (const pts of series.values()) {
-    for (const [t, y] of pts) { tmax = Math.max(tmax, t); ymax = Math.max(ymax, y); }
+function addRows(c, m) {
+  const col = (n) => m.columns.indexOf(n);
+  const it = col("t_s");
+  if (it < 0) return;
+  if (c.long) { // t_s, node, port, link, key, value: one line per (router, upstream) and key
+    const [in_, il, ik, iv] = ["node", "link", "key", "value"].map(col);
+    if (ik < 0 || iv < 0) return;
+    for (const row of m.rows) {
+      const line = c.lines.find((l) => l[0] === row[ik]);
+      if (!line || typeof row[iv] !== "number" || !row[il]) continue;
+      push(c, String(row[in_]) + " ← " + String(row[il]), line, Number(row[it]), row[iv]);
+    }
+    return;
   }
-  tmax = tmax || 1; ymax = (ymax || 1) * 1.1;
-  ctx.clearRect(0, 0, w, h);
-  ctx.strokeStyle = "#888"; ctx.fillStyle = "#333"; ctx.font = "12px sans-serif";
-  ctx.beginPath(); ctx.moveTo(pad, 10); ctx.lineTo(pad, h - pad); ctx.lineTo(w - 10, h - pad);
-  ctx.stroke();
-  ctx.fillText(ymax.toPrecision(3) + " " + unit, 2, 20);
+  const ik = col(c.key);
+  if (ik < 0) return;
+  for (const line of c.lines) {
+    const iv = col(line[0]);
+    if (iv < 0) continue;
+    for (const row of m.rows) {
+      if (typeof row[iv] !== "number") continue; // empty cell: not applicable here
+      push(c, String(row[ik]), line, Number(row[it]), row[iv]);
+    }
+  }
+}
+
+function push(c, group, [, suffix, dash], t, y) {
+  const name = group + suffix;
+  if (!c.series.has(name)) c.series.set(name, { group, dash, pts: [] });
+  c.series.get(name).pts.push([t, y * c.scale]);
+}
+
+const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+                 "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+const colourIndex = new Map(); // a line group (flow, link) keeps its colour on every chart
+function colourOf(group) {
+  if (!colourIndex.has(group)) colourIndex.set(group, colourIndex.size);
+  return COLOURS[colourIndex.get(group) % COLOURS.length];
+}
+
+// Draws SERIES (name -> {group, dash, pts}) with the y axis in UNIT, the x axis in
+// seconds and the timeline EVENTS as dashed verticals; only the groups in SHOWN when
+// given. Records what it drew on the canvas (data-lines, data-points) and returns the
+// number of lines.
+function draw(canvas, series, unit, events, shown) {
+  const lines = [...series].filter(([, s]) => !shown || shown.has(s.group));
+  const ctx = canvas.getContext("2d");
+  ctx.font = "12px sans-serif";
+  // The legend: one entry per group (a link's + and − pools, a router's estimate and
+  // truth share its colour; the heading says which is dashed), in rows under the axis.
+  const w = canvas.width, h = canvas.height, left = 64, top = 10, right = 10, MAX_ROWS = 3;
+  const groups = [...new Set(lines.map(([, s]) => s.group))];
+  const legend = []; // [group, x, row]
+  let lx = left, row = 0, cut = 0;
+  for (const g of groups) {
+    const width = 24 + ctx.measureText(g).width;
+    if (lx + width > w - right && lx > left) { lx = left; row += 1; }
+    if (row >= MAX_ROWS) { cut += 1; continue; }
+    legend.push([g, lx, row]); lx += width + 10;
+  }
+  const bottom = 36 + 14 * Math.min(MAX_ROWS, row + 1);
+  let tmax = 0, ymin = 0, ymax = 0, points = 0;
+  for (const [, s] of lines) {
+    for (const [t, y] of s.pts) { tmax = Math.max(tmax, t); ymin = Math.min(ymin, y); ymax = Math.max(ymax, y); }
+    points += s.pts.length;
+  }
   for (const [t] of events) tmax = Math.max(tmax, t);
-  ctx.fillText(tmax.toFixed(1) + " s", w - 60, h - pad + 16);
+  tmax = tmax || 1;
+  if (ymax === ymin) ymax = ymin + 1;
+  const span = ymax - ymin; ymax += 0.1 * span; if (ymin < 0) ymin -= 0.1 * span;
+  const X = (t) => left + (w - left - right) * t / tmax;
+  const Y = (y) => (h - bottom) - (h - bottom - top) * (y - ymin) / (ymax - ymin);
+  ctx.clearRect(0, 0, w, h);
+  ctx.lineWidth = 1; ctx.textAlign = "left";
+  ctx.strokeStyle = "#888"; ctx.fillStyle = "#333";
+  ctx.beginPath(); ctx.moveTo(left, top); ctx.lineTo(left, h - bottom); ctx.lineTo(w - right, h - bottom); ctx.stroke();
+  ctx.textAlign = "right";
+  for (const y of new Set([ymin, ymin < 0 ? 0 : (ymin + ymax) / 2, ymax])) { // y ticks, in UNIT
+    ctx.fillText(Number(y.toPrecision(3)).toString(), left - 4, Y(y) + 4);
+    ctx.strokeStyle = "#eee"; ctx.beginPath(); ctx.moveTo(left + 1, Y(y)); ctx.lineTo(w - right, Y(y)); ctx.stroke();
+  }
+  ctx.save(); ctx.translate(12, (h - bottom + top) / 2); ctx.rotate(-Math.PI / 2);
+  ctx.textAlign = "center"; ctx.fillText("[" + (unit || "1") + "]", 0, 0); ctx.restore();
+  ctx.textAlign = "center";
+  for (const t of [0, tmax / 2, tmax]) ctx.fillText(Number(t.toPrecision(3)).toString(), X(t), h - bottom + 14);
+  ctx.fillText("time [s]", (left + w - right) / 2, h - bottom + 28);
+  ctx.textAlign = "left";
   ctx.strokeStyle = "#bbb"; ctx.setLineDash([4, 4]);
   events.forEach(([t, label], k) => { // timeline events: dashed verticals, labelled
-    const x = pad + (w - pad - 10) * t / tmax;
-    ctx.beginPath(); ctx.moveTo(x, 10); ctx.lineTo(x, h - pad); ctx.stroke();
-    ctx.fillStyle = "#777"; ctx.fillText(label, x + 2, 24 + 12 * (k % 4));
+    ctx.beginPath(); ctx.moveTo(X(t), top); ctx.lineTo(X(t), h - bottom); ctx.stroke();
+    ctx.fillStyle = "#777"; ctx.fillText(label, X(t) + 2, 24 + 12 * (k % 4));
   });
-  ctx.setLineDash([]);
-  let i = 0;
-  for (const [flow, pts] of series) {
-    const colour = COLOURS[i % COLOURS.length];
-    ctx.strokeStyle = colour; ctx.beginPath();
-    pts.forEach(([t, y], k) => {
-      const x = pad + (w - pad - 10) * t / tmax, yy = (h - pad) - (h - pad - 10) * y / ymax;
-      if (k === 0) ctx.moveTo(x, yy); else ctx.lineTo(x, yy);
-    });
+  for (const [, s] of lines) {
+    ctx.strokeStyle = colourOf(s.group); ctx.setLineDash(s.dash ? [6, 3] : []); ctx.beginPath();
+    s.pts.forEach(([t, y], k) => { if (k === 0) ctx.moveTo(X(t), Y(y)); else ctx.lineTo(X(t), Y(y)); });
     ctx.stroke();
-    ctx.fillStyle = colour; ctx.fillText(flow, pad + 10 + 70 * i, h - 8);
-    i += 1;
   }
+  ctx.setLineDash([]);
+  for (const [g, x, r] of legend) {
+    const y = h - bottom + 40 + 14 * r, colour = colourOf(g);
+    ctx.strokeStyle = colour; ctx.beginPath(); ctx.moveTo(x, y - 4); ctx.lineTo(x + 16, y - 4); ctx.stroke();
+    ctx.fillStyle = colour; ctx.fillText(g, x + 20, y);
+  }
+  if (cut) { ctx.fillStyle = "#777"; ctx.textAlign = "right"; ctx.fillText("+" + cut + " more", w - right, h - bottom + 28); }
+  canvas.dataset.lines = lines.map(([name]) => name).join(",");
+  canvas.dataset.points = String(points);
+  return lines.length;
 }
