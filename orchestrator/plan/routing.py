@@ -6,22 +6,21 @@ so routes are deterministic and a detour through a "shorter-delay" path never
 beats a path with fewer routers. Only routers forward: hosts can be the start
 or the end of a path, never a transit hop.
 
-The search runs once per set of routers attached to a subnet (the access links of
+The search runs for every set of routers attached to a subnet (the access links of
 one edge router share it), breadth first, one layer of hops at a time, on arrays:
 a node first met in layer h+1 can only be reached through neighbours of layer h,
-and among those it takes the smallest (delay, next hop, link) — the same answer as
-a Dijkstra on (hops, delay) with that tie-break. A 1000-router plan runs ~1100 of
-these searches; per-node Python loops made that 11 s, arrays make it well under one.
-A layer of a few nodes is expanded by a plain loop over their edges instead: an array
-step costs ~20 µs whatever the layer's size, and a deep graph (a chain of 1000 routers,
-a ring) has ~1000 layers of one or two nodes per search -- arrays alone took 10 s to
-plan the 1000-router chain of bench_deploy and 48 s for its 2000-node version.
+and among those it takes the smallest (delay, next hop, link) -- the same answer as
+a Dijkstra on (hops, delay) with that tie-break. A 1000-router plan has ~1900 such
+sets. Per-node Python loops made that 11 s; one array search per set 0.7 s (an array
+step costs ~20 µs whatever its size, ~8 steps per set); all sets advance together
+(next_hops_many), so a step carries every set's layer: ~0.1 s, and a deep graph (a
+chain of 1000 routers, ~1000 layers) pays ~1000 steps in all, not per set.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +29,8 @@ from orchestrator.spec.resolved import ResolvedSpec
 
 IntArray = npt.NDArray[np.int32]
 UNREACHABLE = -1
-# Layers of at most this many nodes are expanded by the loop, larger ones on arrays (the
-# loop costs ~1 µs per edge, an array step ~20 µs whatever its size).
-SMALL_LAYER = 8
+# (group, node) cells searched at once: bounds the search's memory (~17 bytes a cell)
+BATCH_CELLS = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -57,16 +55,6 @@ class Graph:
     link: IntArray
     delay_us: npt.NDArray[np.int64]
 
-    @cached_property
-    def out_edges(self) -> list[list[tuple[int, int, int]]]:
-        """Per node, its directed edges as (peer, link, delay µs): the small-layer loop's
-        adjacency, built once per graph."""
-        out: list[list[tuple[int, int, int]]] = [[] for _ in self.names]
-        for a, b, k, d in zip(self.src.tolist(), self.dst.tolist(), self.link.tolist(),
-                              self.delay_us.tolist(), strict=True):
-            out[a].append((b, k, d))
-        return out
-
     @staticmethod
     def of(spec: ResolvedSpec) -> Graph:
         names = tuple(n.name for n in spec.nodes)
@@ -86,74 +74,77 @@ class Graph:
                      link=np.concatenate([k, k]), delay_us=np.concatenate([delay, delay]))
 
 
-def next_hops(g: Graph, sources: list[int],
-              small_layer: int = SMALL_LAYER) -> tuple[IntArray, IntArray]:
+def next_hops(g: Graph, sources: list[int]) -> tuple[IntArray, IntArray]:
     """(next hop node, out link) of every node toward the routers SOURCES; UNREACHABLE
-    where there is no path and at the sources themselves. Layers of at most
-    `small_layer` nodes go through the loop, larger ones through arrays (same answer)."""
+    where there is no path and at the sources themselves."""
+    nh_node, nh_link = next_hops_many(g, [sources])
+    return nh_node[0], nh_link[0]
+
+
+def next_hops_many(g: Graph, groups: Sequence[Sequence[int]],
+                   limit: int = BATCH_CELLS) -> tuple[IntArray, IntArray]:
+    """next_hops of every group of routers at once: rows (group) x columns (node).
+
+    All groups' searches advance together, one layer of hops per step, on flat
+    (group, node) cells, about `limit` cells at a time: a step costs the same few array
+    operations whether it carries one group or a thousand, so a deep graph (a chain of
+    1000 routers: 1000 layers) pays ~1000 steps, not ~1000 steps per group. A node first
+    met in layer h+1 takes, among its neighbours of layer h, the smallest (delay, next
+    hop name, link), compared as one integer."""
     n = len(g.names)
-    nh_node = np.full(n, UNREACHABLE, dtype=np.int32)
-    nh_link = np.full(n, UNREACHABLE, dtype=np.int32)
-    delay = np.zeros(n, dtype=np.int64)
-    seen = np.zeros(n, dtype=bool)
-    seen[sources] = True
-    in_frontier = np.zeros(n, dtype=bool)
-    frontier = np.array(sources, dtype=np.int32)
-    while frontier.size:
-        if frontier.size <= small_layer:
-            met = _expand_small(g, frontier, seen, delay, nh_node, nh_link)
-        else:
-            met = _expand_arrays(g, frontier, in_frontier, seen, delay, nh_node, nh_link)
-        if met.size == 0:
-            break
-        frontier = met[g.is_router[met]]  # hosts do not forward
+    nh_node = np.full((len(groups), n), UNREACHABLE, dtype=np.int32)
+    nh_link = np.full((len(groups), n), UNREACHABLE, dtype=np.int32)
+    if n == 0 or g.src.size == 0:
+        return nh_node, nh_link
+    order = np.argsort(g.src, kind="stable")  # out-edges of each node, contiguous
+    e_dst = g.dst[order].astype(np.int64)
+    e_link = g.link[order]
+    e_delay = g.delay_us[order]
+    outdeg = np.bincount(g.src, minlength=n)
+    first_edge = np.concatenate(([0], np.cumsum(outdeg)[:-1]))
+    n_links = int(g.link.max()) + 1
+    tie = g.name_rank[g.src[order]].astype(np.int64) * n_links + e_link  # < n * n_links
+    scale = n * n_links
+    # a path's delay is at most every link's delay once: does delay x scale fit?
+    exact = (int(g.delay_us.sum()) + 1) * scale < 2**62
+    per_chunk = max(1, limit // n)
+    for lo in range(0, len(groups), per_chunk):
+        chunk = groups[lo:lo + per_chunk]
+        cells = len(chunk) * n
+        seen = np.zeros(cells, dtype=bool)
+        delay = np.zeros(cells, dtype=np.int64)
+        best = np.full(cells, np.iinfo(np.int64).max, dtype=np.int64)
+        cell_node = nh_node[lo:lo + len(chunk)].reshape(-1)  # views: written in place
+        cell_link = nh_link[lo:lo + len(chunk)].reshape(-1)
+        frontier = np.array([j * n + s for j, srcs in enumerate(chunk) for s in set(srcs)],
+                            dtype=np.int64)
+        seen[frontier] = True
+        while frontier.size:
+            u = frontier % n
+            deg = outdeg[u]
+            total = int(deg.sum())
+            if total == 0:
+                break
+            edge = (np.repeat(first_edge[u] - (np.cumsum(deg) - deg), deg)
+                    + np.arange(total))
+            via = np.repeat(frontier, deg)
+            cell = via - np.repeat(u, deg) + e_dst[edge]
+            new = ~seen[cell]
+            edge, via, cell = edge[new], via[new], cell[new]
+            if cell.size == 0:
+                break
+            cdelay = delay[via] + e_delay[edge]
+            rel = cdelay if exact else np.unique(cdelay, return_inverse=True)[1]
+            key = rel.astype(np.int64) * scale + tie[edge]
+            np.minimum.at(best, cell, key)
+            won = key == best[cell]  # one candidate per cell: keys differ in (rank, link)
+            met = cell[won]
+            seen[met] = True
+            delay[met] = cdelay[won]
+            cell_node[met] = via[won] % n
+            cell_link[met] = e_link[edge[won]]
+            frontier = met[g.is_router[met % n]]  # hosts do not forward
     return nh_node, nh_link
-
-
-def _expand_arrays(g: Graph, frontier: IntArray, in_frontier: npt.NDArray[np.bool_],
-                   seen: npt.NDArray[np.bool_], delay: npt.NDArray[np.int64],
-                   nh_node: IntArray, nh_link: IntArray) -> IntArray:
-    """The next layer: every unseen node with an edge from the frontier, through its
-    smallest (delay, next hop name, link); records and returns them."""
-    in_frontier[:] = False
-    in_frontier[frontier] = True
-    cand = np.flatnonzero(in_frontier[g.src] & ~seen[g.dst])
-    if cand.size == 0:
-        return cand.astype(np.int32)
-    src, dst, link = g.src[cand], g.dst[cand], g.link[cand]
-    cdelay = delay[src] + g.delay_us[cand]
-    order = np.lexsort((link, g.name_rank[src], cdelay, dst))  # last key sorts first
-    dst_sorted = dst[order]
-    first = order[np.concatenate(([True], dst_sorted[1:] != dst_sorted[:-1]))]
-    met = dst[first]
-    seen[met] = True
-    delay[met] = cdelay[first]
-    nh_node[met] = src[first]
-    nh_link[met] = link[first]
-    return met
-
-
-def _expand_small(g: Graph, frontier: IntArray, seen: npt.NDArray[np.bool_],
-                  delay: npt.NDArray[np.int64], nh_node: IntArray,
-                  nh_link: IntArray) -> IntArray:
-    """_expand_arrays for a frontier of a few nodes, by a loop over their edges."""
-    best: dict[int, tuple[int, int, int, int]] = {}  # dst -> (delay, rank, link, src)
-    for s in frontier.tolist():
-        base, rank = int(delay[s]), int(g.name_rank[s])
-        for d, k, dl in g.out_edges[s]:
-            if seen[d]:
-                continue
-            key = (base + dl, rank, k, s)
-            cur = best.get(d)
-            if cur is None or key < cur:
-                best[d] = key
-    met = np.fromiter(best, dtype=np.int32, count=len(best))
-    for d, (dl, _, k, s) in best.items():
-        seen[d] = True
-        delay[d] = dl
-        nh_node[d] = s
-        nh_link[d] = k
-    return met
 
 
 class RouteMatrix:
@@ -164,17 +155,12 @@ class RouteMatrix:
         g = self.graph = Graph.of(spec)
         self.index = {name: i for i, name in enumerate(g.names)}
         group_of: dict[tuple[int, ...], int] = {}
-        hops: list[tuple[IntArray, IntArray]] = []
         self.group = np.empty(len(g.ends), dtype=np.int32)
         for k, (a, b) in enumerate(g.ends.tolist()):
             key = tuple(sorted({e for e in (a, b) if g.is_router[e]}))
-            if key not in group_of:
-                group_of[key] = len(hops)
-                hops.append(next_hops(g, list(key)) if key else
-                            (np.full(len(g.names), UNREACHABLE, dtype=np.int32),) * 2)
-            self.group[k] = group_of[key]
-        self._nh_node = np.stack([h[0] for h in hops]) if hops else np.empty((0, 0), np.int32)
-        self._nh_link = np.stack([h[1] for h in hops]) if hops else np.empty((0, 0), np.int32)
+            self.group[k] = group_of.setdefault(key, len(group_of))
+        # a group without routers (a host-host link: refused by the spec) reaches nothing
+        self._nh_node, self._nh_link = next_hops_many(g, list(group_of))
 
     def hop(self, node: str, k: int) -> Hop | None:
         i = self.index[node]

@@ -1,7 +1,8 @@
 """Routing: the array breadth-first next-hop search agrees with a plain relaxation of
 the metric (fewest hops, then least delay, then smallest next hop and link) on random
-graphs (parallel links and ties included), hosts never forward, and unreachable nodes
-get no route."""
+graphs (parallel links and ties included), for one set of sources and for many sets
+searched together (in one batch or cut into batches of a few cells), hosts never
+forward, and unreachable nodes get no route."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from orchestrator.plan.routing import SMALL_LAYER, UNREACHABLE, Graph, next_hops
+from orchestrator.plan.routing import UNREACHABLE, Graph, next_hops, next_hops_many
 
 
 class Adj:
@@ -37,12 +38,15 @@ def _graph(adj: dict[str, list[Adj]], routers: set[str]) -> Graph:
                  link=np.concatenate([k, k]), delay_us=np.concatenate([d, d]))
 
 
-def _next_hops(adj: dict[str, list[Adj]], sources: frozenset[str],
-               routers: set[str], small_layer: int = SMALL_LAYER) -> dict[str, tuple[str, int]]:
-    g = _graph(adj, routers)
-    nh_node, nh_link = next_hops(g, [g.names.index(s) for s in sorted(sources)], small_layer)
+def _rows(g: Graph, nh_node: np.ndarray, nh_link: np.ndarray) -> dict[str, tuple[str, int]]:
     return {g.names[i]: (g.names[int(nh_node[i])], int(nh_link[i]))
             for i in range(len(g.names)) if nh_link[i] != UNREACHABLE}
+
+
+def _next_hops(adj: dict[str, list[Adj]], sources: frozenset[str],
+               routers: set[str]) -> dict[str, tuple[str, int]]:
+    g = _graph(adj, routers)
+    return _rows(g, *next_hops(g, [g.names.index(s) for s in sorted(sources)]))
 
 Cost = tuple[int, int]
 
@@ -88,14 +92,43 @@ def _reference(adj: dict[str, list[Adj]], sources: frozenset[str],
     return best
 
 
-@pytest.mark.parametrize("small_layer", [0, SMALL_LAYER, 1 << 30])  # arrays, mixed, loop
 @pytest.mark.parametrize("seed", range(200))
-def test_next_hops_match_the_relaxed_metric(seed: int, small_layer: int) -> None:
+def test_next_hops_match_the_relaxed_metric(seed: int) -> None:
     adj, routers = _random_graph(seed)
     rng = random.Random(seed + 1000)
     sources = frozenset(rng.sample(sorted(routers), rng.choice([1, 2])))
-    assert (_next_hops(adj, sources, routers, small_layer)
-            == _reference(adj, sources, routers))
+    assert _next_hops(adj, sources, routers) == _reference(adj, sources, routers)
+
+
+@pytest.mark.parametrize("limit", [1, 40, 1 << 21])  # a group per batch, a few, all
+@pytest.mark.parametrize("seed", range(100))
+def test_groups_searched_together_match_the_relaxed_metric(seed: int, limit: int) -> None:
+    adj, routers = _random_graph(seed)
+    rng = random.Random(seed + 2000)
+    groups = [frozenset(rng.sample(sorted(routers), min(len(routers), rng.choice([1, 1, 2, 3]))))
+              for _ in range(rng.randint(1, 12))]
+    g = _graph(adj, routers)
+    nh_node, nh_link = next_hops_many(
+        g, [[g.names.index(s) for s in sorted(grp)] for grp in groups], limit)
+    assert nh_node.shape == nh_link.shape == (len(groups), len(g.names))
+    for j, grp in enumerate(groups):
+        assert _rows(g, nh_node[j], nh_link[j]) == _reference(adj, grp, routers), j
+
+
+def test_deep_chain_many_groups() -> None:
+    """A chain of 300 routers (300 layers), one group per router, in a few batches."""
+    n = 300
+    adj: dict[str, list[Adj]] = {f"r{i}": [] for i in range(n)}
+    for k in range(n - 1):
+        adj[f"r{k}"].append(Adj(k, f"r{k + 1}", 100 + k % 3))
+        adj[f"r{k + 1}"].append(Adj(k, f"r{k}", 100 + k % 3))
+    routers = set(adj)
+    g = _graph(adj, routers)
+    groups = [frozenset({f"r{i}"}) for i in range(0, n, 7)]
+    nh_node, nh_link = next_hops_many(g, [[g.names.index(s) for s in grp] for grp in groups],
+                                      limit=5 * n)
+    for j, grp in enumerate(groups):
+        assert _rows(g, nh_node[j], nh_link[j]) == _reference(adj, grp, routers)
 
 
 def test_hosts_are_ends_never_transit() -> None:
