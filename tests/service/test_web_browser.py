@@ -89,6 +89,17 @@ def shot(driver: Any, name: str) -> None:
     driver.save_screenshot(str(SHOTS / f"{name}.png"))
 
 
+def shot_whole_page(driver: Any, name: str) -> None:
+    """The page from top to bottom (the window grown to the page's height for it)."""
+    size = driver.get_window_size()
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(size["width"], min(int(height) + 150, 6000))
+    try:
+        shot(driver, name)
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+
+
 def wait_for(driver: Any, css: str, timeout_s: float = WAIT_S, text: str | None = None) -> Any:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -267,7 +278,8 @@ def test_compare_two_runs_from_the_result_page(server, browser) -> None:
 # --- The live XCP controller state of real runs (the orchestrator's runner, netns) ---
 
 # seed 000 Fig. 1(c) in miniature: XCP-i routers r1, r3 at the edges of a DropTail cloud
-# (r2), the oracle estimator; `{queue}` = droptail everywhere gives the run without XCP.
+# (r2), the oracle estimator, behind an iXCP router r0; `{queue}` = droptail everywhere
+# gives the run without XCP.
 REAL_SPEC = """\
 name: {name}
 duration: {duration}
@@ -276,21 +288,25 @@ defaults:
   link: {{capacity: 40Mbps, delay: 5ms, buffer: 1BDP}}
 nodes:
   s: {{role: host}}
-  r1: {{role: router, queue: {xcp_queue}}}
+  r0: {{role: router, queue: {ixcp_queue}}}
+  r1: {{role: router, queue: {xcpi_queue}}}
   r2: {{role: router, queue: droptail}}
-  r3: {{role: router, queue: {xcp_queue}}}
+  r3: {{role: router, queue: {xcpi_queue}}}
   d: {{role: host}}
 links:
-  - {{a: s, b: r1}}
+  - {{a: s, b: r0}}
+  - {{a: r0, b: r1}}
   - {{a: r1, b: r2}}
   - {{id: bottleneck, a: r2, b: r3, capacity: 20Mbps}}
   - {{a: r3, b: d}}
 flows:
   - {{id: x1, proto: xcp, src: s, dst: d}}
 """
-XCPI_QUEUE = "{kind: xcpi, estimator: oracle}"
+XCP_QUEUES = {"ixcp_queue": "ixcp", "xcpi_queue": "{kind: xcpi, estimator: oracle}"}
+DROPTAIL = {"ixcp_queue": "droptail", "xcpi_queue": "droptail"}
 REAL_RUNS: list[str] = []
-XCP_CHARTS = ("chart-phi", "chart-h", "chart-pools", "chart-d", "chart-xcpi")
+XCP_CHARTS = ("chart-phi", "chart-h", "chart-pools", "chart-d", "chart-xcpi", "chart-ixcp-y0",
+              "chart-ixcp-pools")
 
 
 @pytest.fixture(scope="module")
@@ -311,11 +327,11 @@ def real_server(tmp_path_factory: pytest.TempPathFactory
 
 
 def submit_real(server: tuple[Server, dict[str, str]], name: str, duration: str,
-                xcp_queue: str) -> str:
+                queues: dict[str, str]) -> str:
     srv, tokens = server
     with srv.client(tokens["alice"]) as c:
         r = c.post("/experiments", content=REAL_SPEC.format(name=name, duration=duration,
-                                                            xcp_queue=xcp_queue))
+                                                            **queues))
         assert r.status_code in (200, 201), r.text
     run_id = str(r.json()["id"])
     REAL_RUNS.append(run_id)
@@ -331,7 +347,7 @@ def canvas_points(driver: Any, chart: str) -> int:
 def test_live_xcp_controller_state_of_a_real_run(real_server, browser) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    run_id = submit_real(real_server, "live-xcpi", "4s", XCPI_QUEUE)
+    run_id = submit_real(real_server, "live-xcp", "4s", XCP_QUEUES)
     log_in(browser, real_server, "alice")
     browser.get(base(real_server) + f"/ui/runs/{run_id}")
     wait_for(browser, "#live")
@@ -341,12 +357,16 @@ def test_live_xcp_controller_state_of_a_real_run(real_server, browser) -> None:
     assert wait_for(browser, "#state").text == "running"
     assert browser.find_element("css selector", "#xcp-state").is_displayed()
     assert browser.find_element("css selector", "#xcpi-state").is_displayed()
+    assert browser.find_element("css selector", "#ixcp-state").is_displayed()
     lines = {c: browser.find_element("id", c).get_attribute("data-lines") for c in XCP_CHARTS}
     # one line per busy XCP-i port direction on the flow's path, the pools + and −;
     # XCP-i: r3's estimate of the cloud before it (upstream r1) beside the oracle's truth
     assert "r1->r2" in lines["chart-phi"].split(","), lines
     assert {"r1->r2 +", "r1->r2 −"} <= set(lines["chart-pools"].split(",")), lines
     assert "r1->r2" in lines["chart-d"].split(","), lines
+    assert "r0->r1" in lines["chart-phi"].split(","), lines  # the iXCP port: XCP's state too
+    assert "r0->r1" in lines["chart-ixcp-y0"].split(","), lines
+    assert {"r0->r1 +", "r0->r1 −"} <= set(lines["chart-ixcp-pools"].split(",")), lines
     xcpi = lines["chart-xcpi"].split(",")
     assert any(n.startswith("r3 ← ") and n.endswith(" estimate") for n in xcpi), xcpi
     assert any(n.startswith("r3 ← ") and n.endswith(" truth") for n in xcpi), xcpi
@@ -356,8 +376,7 @@ def test_live_xcp_controller_state_of_a_real_run(real_server, browser) -> None:
 
     for _ in range(2):  # the charts keep growing while it runs
         WebDriverWait(browser, 10).until(grew(canvas_points(browser, "chart-d")))
-    browser.find_element("id", "xcp-state").location_once_scrolled_into_view  # noqa: B018
-    shot(browser, "13-live-xcp-state")
+    shot_whole_page(browser, "13-live-xcp-state")
     # Finished: the result page has the static controller-state plots from the CSV.
     wait_for(browser, "#table-flows", timeout_s=60)
     plots = wait_for(browser, "#plots").text
@@ -370,7 +389,7 @@ def test_live_xcp_controller_state_of_a_real_run(real_server, browser) -> None:
 def test_no_xcp_state_for_a_droptail_run(real_server, browser) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    run_id = submit_real(real_server, "live-droptail", "3s", "droptail")
+    run_id = submit_real(real_server, "live-droptail", "3s", DROPTAIL)
     log_in(browser, real_server, "alice")
     browser.get(base(real_server) + f"/ui/runs/{run_id}")
     wait_for(browser, "#live")

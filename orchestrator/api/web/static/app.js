@@ -62,7 +62,7 @@ function followRun(section) {
   };
 
   const charts = liveCharts();
-  const offsets = { flow: 0, link: 0, event: 0, xcpi: 0 };
+  const offsets = { flow: 0, link: 0, event: 0, xcpi: 0, ixcp: 0 };
   const events = []; // [t, "kind target"]
   async function fetchRows(measurement, keys) {
     // Every row written since the last call, a page (5000 file rows) at a time.
@@ -88,9 +88,9 @@ function followRun(section) {
       const [it, ik, ig] = ["t_s", "kind", "target"].map((n) => ev.columns.indexOf(n));
       for (const row of ev.rows) events.push([Number(row[it]), row[ik] + " " + (ig >= 0 ? row[ig] : "")]);
     }
-    for (const measurement of ["flow", "link", "xcpi"]) {
+    for (const measurement of ["flow", "link", "xcpi", "ixcp"]) {
       const mine = charts.all.filter((c) => c.measurement === measurement);
-      const keys = measurement === "xcpi" ? mine.flatMap((c) => c.lines.map((l) => l[0])).join(",") : "";
+      const keys = mine.some((c) => c.long) ? mine.flatMap((c) => c.lines.map((l) => l[0])).join(",") : "";
       const m = await fetchRows(measurement, keys);
       if (measurement === "link") charts.xcpLinks.note(m);
       for (const c of mine) addRows(c, m);
@@ -127,8 +127,14 @@ function liveCharts() {
     { canvas: "chart-pools", measurement: "link", key: "link", xcp: true,
       lines: [["xcp_pos_pool", " +", false], ["xcp_neg_pool", " −", true]], scale: 8e-6, unit: "Mb/s" },
     { canvas: "chart-d", measurement: "link", key: "link", xcp: true, lines: [["xcp_d", "", false]], scale: 1e3, unit: "ms" },
-    { canvas: "chart-xcpi", measurement: "xcpi", long: true,
+    { canvas: "chart-xcpi", measurement: "xcpi", long: "router", box: "xcpi-state",
       lines: [["estimate_bps", " estimate", false], ["truth_bps", " truth", true]], scale: 1e-6, unit: "Mb/s" },
+    // iXCP ports (metrics/ixcp.csv, bytes/s): the input of flows bottlenecked elsewhere,
+    // and the shuffle pools among the flows bottlenecked here
+    { canvas: "chart-ixcp-y0", measurement: "ixcp", long: "link", box: "ixcp-state", xcp: true,
+      lines: [["ixcp.y0", "", false]], scale: 8e-6, unit: "Mb/s" },
+    { canvas: "chart-ixcp-pools", measurement: "ixcp", long: "link", box: "ixcp-state", xcp: true,
+      lines: [["ixcp.R_pos", " +", false], ["ixcp.R_neg", " −", true]], scale: 8e-6, unit: "Mb/s" },
   ].filter((c) => $(c.canvas));
   for (const c of all) c.series = new Map(); // line name -> {group, dash, pts: [[t, y], ...]}
   const STATE = ["xcp_phi", "xcp_h", "xcp_pos_pool", "xcp_neg_pool", "xcp_y"];
@@ -153,8 +159,7 @@ function liveCharts() {
       const idle = this.seen.size - this.active.size;
       $("xcp-note").textContent = this.seen.size + " XCP port directions" +
         (idle ? ", " + idle + " idle (all state zero) not drawn" : "");
-      const xcpi = all.find((c) => c.long);
-      if (xcpi && xcpi.series.size) $("xcpi-state").hidden = false;
+      for (const c of all) if (c.box && c.series.size) $(c.box).hidden = false;
     },
   };
   return { all, xcpLinks };
@@ -164,13 +169,14 @@ function addRows(c, m) {
   const col = (n) => m.columns.indexOf(n);
   const it = col("t_s");
   if (it < 0) return;
-  if (c.long) { // t_s, node, port, link, key, value: one line per (router, upstream) and key
+  if (c.long) { // t_s, node, port, link, key, value: one line per link (XCP-i: router and upstream) and key
     const [in_, il, ik, iv] = ["node", "link", "key", "value"].map(col);
     if (ik < 0 || iv < 0) return;
     for (const row of m.rows) {
       const line = c.lines.find((l) => l[0] === row[ik]);
       if (!line || typeof row[iv] !== "number" || !row[il]) continue;
-      push(c, String(row[in_]) + " ← " + String(row[il]), line, Number(row[it]), row[iv]);
+      const group = c.long === "router" ? String(row[in_]) + " ← " + String(row[il]) : String(row[il]);
+      push(c, group, line, Number(row[it]), row[iv]);
     }
     return;
   }
