@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 from orchestrator.analysis.flows import per_time
 from orchestrator.analysis.links import LinkData
 from orchestrator.analysis.plots_fairness import plot_fairness
-from orchestrator.analysis.plots_xcpi import load_xcpi, plot_xcpi
+from orchestrator.analysis.plots_ixcp import plot_ixcp
+from orchestrator.analysis.plots_xcpi import load_long_form, load_xcpi, plot_xcpi
 from orchestrator.analysis.png import write_png
 
 MAX_LEGEND = 12  # beyond this a legend hides the data; the title gives the count
@@ -155,6 +156,7 @@ def plot_run(ld: LinkData, flow_df: pd.DataFrame, plots_dir: Path,
         xcpi = load_xcpi(plots_dir.parent)
     written = [plot_flows(flow_df, plots_dir), plot_links(ld, plots_dir),
                plot_xcp(ld, plots_dir), plot_xcpi(xcpi, plots_dir),
+               plot_ixcp(load_long_form(plots_dir.parent, "ixcp"), plots_dir),
                plot_fairness(plots_dir.parent, plots_dir)]
     return [p for p in written if p is not None]
 
