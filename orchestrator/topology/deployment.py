@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
 
 import networkx as nx
@@ -79,11 +80,69 @@ def _peering_key(g: nx.Graph) -> Callable[[str], tuple[object, ...]]:
 
 def _betweenness(g: nx.Graph, seed: int) -> dict[str, float]:
     if g.number_of_nodes() <= BETWEENNESS_EXACT:
-        bc = nx.betweenness_centrality(g)
+        bc = betweenness_centrality(g)
     else:
-        bc = nx.betweenness_centrality(g, k=BETWEENNESS_SAMPLES,
-                                       seed=random.Random(f"{seed}:betweenness").randrange(2**32))
+        bc = betweenness_centrality(g, k=BETWEENNESS_SAMPLES,
+                                    seed=random.Random(f"{seed}:betweenness").randrange(2**32))
     return {n: round(v, 12) for n, v in bc.items()}
+
+
+def betweenness_centrality(g: nx.Graph, k: int | None = None,
+                           seed: int | None = None) -> dict[str, float]:
+    """networkx.betweenness_centrality(g, k, seed=seed) of an undirected, unweighted graph
+    (normalized, endpoints excluded): the same floating-point operations in the same
+    order (so the same bits, and the same ranks on ties), on lists indexed by node
+    instead of networkx's dict views -- ~3x faster, the larger part of validating a
+    1000-router trial. tests/orchestrator/topology/test_deployment.py compares the two."""
+    nodes = list(g.nodes)
+    index = {v: i for i, v in enumerate(nodes)}
+    adj = [[index[w] for w in g[v]] for v in nodes]
+    n = len(nodes)
+    bc = [0.0] * n
+    if k == n:
+        k = None
+    sources = (range(n) if k is None else
+               [index[v] for v in random.Random(seed).sample(nodes, k)])
+    for s in sources:
+        order: list[int] = []  # networkx's S: nodes in breadth-first order
+        preds: list[list[int]] = [[] for _ in range(n)]
+        sigma = [0.0] * n
+        dist = [-1] * n
+        sigma[s] = 1.0
+        dist[s] = 0
+        todo = deque([s])
+        while todo:
+            v = todo.popleft()
+            order.append(v)
+            dv = dist[v] + 1
+            sigmav = sigma[v]
+            for w in adj[v]:
+                if dist[w] < 0:
+                    todo.append(w)
+                    dist[w] = dv
+                if dist[w] == dv:
+                    sigma[w] += sigmav
+                    preds[w].append(v)
+        delta: list[float] = [0] * n  # ints until added to, as networkx's
+        while order:
+            w = order.pop()
+            coeff = (1 + delta[w]) / sigma[w]
+            for v in preds[w]:
+                delta[v] += sigma[v] * coeff
+            if w != s:
+                bc[w] += delta[w]
+    big_n = n - 1  # endpoints excluded
+    if big_n >= 2:
+        if k is None:
+            scale = 1 / (big_n * (big_n - 1))
+            if scale != 1:
+                bc = [b * scale for b in bc]
+        else:
+            sampled = set(sources)
+            on_source = 1 / ((k - 1) * (big_n - 1)) if k > 1 else math.nan
+            elsewhere = 1 / (k * (big_n - 1))
+            bc = [b * (on_source if i in sampled else elsewhere) for i, b in enumerate(bc)]
+    return dict(zip(nodes, bc, strict=True))
 
 
 def rank(g: nx.Graph, strategy: str, seed: int) -> list[str]:
