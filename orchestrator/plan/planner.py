@@ -21,6 +21,7 @@ from orchestrator.plan.captures import plan_captures
 from orchestrator.plan.routing import UNREACHABLE, Hop, RouteMatrix
 from orchestrator.plan.timeline import build_timeline
 from orchestrator.plan.trial import plan_trial
+from orchestrator.spec.nogc import paused_gc
 from orchestrator.spec.resolved import RDirection, ResolvedSpec, RNode
 from xcplab_contract import naming
 from xcplab_contract.errors import PlanError
@@ -72,6 +73,9 @@ class Planner:
         self._addr = {key: addressing.address(key[1], i.end) for key, i in self.ifs.items()}
         self._subnet = [addressing.subnet(k) for k in range(len(spec.links))]
         self._ixcp_ids = ixcp.link_ids(self)
+        self._spec_node = {n.name: n for n in spec.nodes}
+        self._sack_off = {h for f in spec.flows if f.proto == "tcp" and f.recovery == "newreno"
+                          for h in (f.src, f.dst)}
 
     # -- helpers ---------------------------------------------------------
     def addr(self, node: str, k: int) -> str:
@@ -207,8 +211,7 @@ class Planner:
     def host_sysctls(self, name: str) -> tuple[tuple[str, str], ...]:
         """SACK off where a kernel TCP flow wants newreno (the spec checked that all
         kernel TCP flows at a host agree: the switch is per namespace)."""
-        if any(f.proto == "tcp" and f.recovery == "newreno" and name in (f.src, f.dst)
-               for f in self.spec.flows):
+        if name in self._sack_off:
             return (("net.ipv4.tcp_sack", "0"),)
         return ()
 
@@ -225,7 +228,7 @@ class Planner:
                                  "xcp_address": ifaces[0].ipv4.split("/")[0],
                                  "ports": ports, "routes": eroutes}
         if name in self._xcpi_routers:
-            queue = next(n.queue for n in self.spec.nodes if n.name == name)
+            queue = self._spec_node[name].queue
             entry["xcpi"] = xcpi.xcpi_entry(queue.xcpi if queue else None,
                                             self._xcpi_paths.get(name, {}))
         return entry
@@ -279,7 +282,8 @@ class Planner:
 
 def make_plan(spec: ResolvedSpec, run_id: str) -> Plan:
     """The plan of one run. Same spec and seed -> same plan except the run id/tag."""
-    return Planner(spec, run_id).plan()
+    with paused_gc():  # nothing cyclic to free while planning (orchestrator/spec/nogc.py)
+        return Planner(spec, run_id).plan()
 
 
 def _limited(node: Node, spec_node: RNode) -> Node:

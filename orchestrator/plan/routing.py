@@ -161,6 +161,11 @@ class RouteMatrix:
             self.group[k] = group_of.setdefault(key, len(group_of))
         # a group without routers (a host-host link: refused by the spec) reaches nothing
         self._nh_node, self._nh_link = next_hops_many(g, list(group_of))
+        self._attached: list[list[int]] = [[] for _ in g.names]  # per node, its links
+        for k, (a, b) in enumerate(g.ends.tolist()):
+            self._attached[a].append(k)
+            if b != a:
+                self._attached[b].append(k)
 
     def hop(self, node: str, k: int) -> Hop | None:
         i = self.index[node]
@@ -176,7 +181,7 @@ class RouteMatrix:
         """Per subnet k, the link `node` sends on toward it (k itself when attached),
         UNREACHABLE when it cannot reach it."""
         i = self.index[node]
-        out: IntArray = self._nh_link[self.group, i].copy()
-        attached = np.flatnonzero((self.graph.ends == i).any(axis=1))
+        out: IntArray = self._nh_link[self.group, i]  # a new array (fancy index)
+        attached = self._attached[i]
         out[attached] = attached
         return out

@@ -16,6 +16,7 @@ from orchestrator.spec import bounds
 from orchestrator.spec.bounded import check_bounds
 from orchestrator.spec.loader import Lines, format_path, load_yaml
 from orchestrator.spec.models import Spec
+from orchestrator.spec.nogc import paused_gc
 from orchestrator.spec.overrides import apply_overrides
 from orchestrator.spec.problems import error_paths, from_validation_error, prune
 from orchestrator.spec.resolve import expand_links, resolve
@@ -86,6 +87,11 @@ def _also_cross_references(data: dict[str, Any], lines: Lines, exc: ValidationEr
 
 def load_spec_text(text: str, file: str = "<spec>",
                    overrides: list[str] | None = None) -> ResolvedSpec:
+    with paused_gc():  # nothing cyclic to free while loading (orchestrator/spec/nogc.py)
+        return _load(text, file, overrides)
+
+
+def _load(text: str, file: str, overrides: list[str] | None) -> ResolvedSpec:
     data, lines, trial = _data(text, file, overrides)
     try:
         spec = Spec.model_validate(data)
