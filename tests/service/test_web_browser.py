@@ -400,5 +400,13 @@ def test_no_xcp_state_for_a_droptail_run(real_server, browser) -> None:
     assert not browser.find_element("css selector", "#xcp-state").is_displayed()
     assert all(canvas_points(browser, c) == 0 for c in XCP_CHARTS)
     shot(browser, "15-live-droptail-no-xcp-state")
+    # A line keeps a bounded number of points however long the run (app.js MAX_POINTS).
+    kept = browser.execute_script("""
+        const c = { series: new Map(), scale: 1 };
+        for (let i = 0; i < 10000; i++) push(c, "r1->r2", ["queue_pkts", "", false], i, i);
+        const pts = c.series.get("r1->r2").pts;
+        return [pts.length, pts[0][0], pts[pts.length - 1][0], MAX_POINTS];""")
+    assert kept[3] == 4000 and kept[3] // 2 <= kept[0] <= kept[3] and kept[1] == 0, kept
+    assert kept[2] >= 9990, kept  # thinned, not cut: the line still reaches the latest time
     wait_for(browser, "#table-flows", timeout_s=60)
     assert not {"xcp.png", "xcpi.png", "ixcp.png"} & set(wait_for(browser, "#plots").text.split())

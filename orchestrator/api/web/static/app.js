@@ -192,10 +192,15 @@ function addRows(c, m) {
   }
 }
 
+// A line keeps at most MAX_POINTS points (the canvas is 800 px wide): past that, every
+// other one is dropped, so a long run's page holds a bounded amount of data.
+const MAX_POINTS = 4000;
 function push(c, group, [, suffix, dash], t, y) {
   const name = group + suffix;
   if (!c.series.has(name)) c.series.set(name, { group, dash, pts: [] });
-  c.series.get(name).pts.push([t, y * c.scale]);
+  const s = c.series.get(name);
+  s.pts.push([t, y * c.scale]);
+  if (s.pts.length > MAX_POINTS) s.pts = s.pts.filter((_, k) => k % 2 === 0);
 }
 
 const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
