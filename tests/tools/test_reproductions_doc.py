@@ -127,7 +127,8 @@ def _sweep(root: Path, spec: str, params: dict[str, str], reps: list[dict[str, A
     d.mkdir(parents=True)
     (d / "sweep.json").write_text(json.dumps({
         "spec": f"/somewhere/experiments/{spec}.yaml",
-        "params": [{"path": p, "values": [v]} for p, v in params.items()]}))
+        "params": [{"path": p, "values": [v]} for p, v in params.items()],
+        "repeat": len(reps)}))
     cols = ["index", *[f"param.{p}" for p in params], "repetition", "run_id", "status",
             "fidelity_ok", "expectations_passed", "expectations_failed",
             "expectations_skipped", "expectations_not_reproduced"]
@@ -161,7 +162,9 @@ def test_sweep_block_means_faithful_repetitions_and_counts_the_others(tmp_path: 
     sweeps = doc_tool.collect_sweeps([tmp_path])
     block = doc_tool.render([], sweeps)["sweep:wireless/loss-sweep"]
     assert "from 2 sweep(s)" in block[0] and "6 run(s), commit(s) `def5678`" in block[0]
-    assert "2026-11-27T18:00:00+00:00 – 2026-11-27T18:04:00+00:00" in block[0]
+    assert "2026-11-27 18:00–18:04 UTC" in block[0]
+    assert ("`xcplab sweep experiments/wireless/loss-sweep.yaml --param "
+            "'defaults.link.loss=1%' --repeat 5`") in block[0]
     head, _, low, one = block[2:6]
     assert head.startswith("| loss | faithful | unfaithful / not completed | x1 XCP Mb/s |")
     # mean 17, sd 1, 95 % CI half-width 4.303 / sqrt(3) = 2.484; t1 mean 8.833,
