@@ -74,6 +74,47 @@ def metrics(exp: Experiment, measurement: str, *, limit: int, offset: int) -> di
     return {"measurement": measurement, "columns": columns, "rows": rows, "total": total}
 
 
+def metrics_after(exp: Experiment, measurement: str, *, cursor: int, limit: int,
+                  keys: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The complete rows of one measurement written after byte CURSOR of its file (0:
+    from the first row), at most LIMIT of them, as {columns, rows, next_cursor, more}.
+
+    For following a file that is still being written: each call reads only what is new
+    (the cost does not grow with the file), and a last line without its newline (the
+    writer is mid-line) is left for the next call. KEYS keeps only the rows whose `key`
+    column is one of them (long-form measurements); skipped rows still count towards
+    LIMIT, so a call reads a bounded amount."""
+    if not _NAME.match(measurement):
+        raise BadRequest(f"measurement {measurement!r}: expected one of {list(MEASUREMENTS)}")
+    path = _metric_file(run_dir(exp), measurement)
+    if path is None:
+        raise NotFound("measurement", f"{measurement} in run {exp.id}")
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as f:
+        header = f.readline()
+        if not header.endswith(b"\n"):
+            return {"measurement": measurement, "columns": [], "rows": [],
+                    "next_cursor": cursor, "more": False}
+        columns = next(csv.reader([header.decode(errors="replace")]), [])
+        ik = columns.index("key") if keys and "key" in columns else -1
+        pos = max(cursor, len(header))
+        f.seek(pos)
+        rows: list[list[Any]] = []
+        read = 0
+        while read < limit:
+            line = f.readline()
+            if not line.endswith(b"\n"):
+                break  # end of file, or a line still being written
+            pos += len(line)
+            read += 1
+            row = next(csv.reader([line.decode(errors="replace")]), [])
+            if ik >= 0 and (len(row) <= ik or row[ik] not in keys):
+                continue
+            rows.append([_number(v) for v in row])
+    return {"measurement": measurement, "columns": columns, "rows": rows,
+            "next_cursor": pos, "more": read >= limit}
+
+
 def _number(v: str) -> Any:
     try:
         return int(v)

@@ -265,7 +265,8 @@ def test_validation_as_you_type_answers_the_problem_lines(api: Api) -> None:
     assert api.client.post("/ui/validate", data={"spec": bad}).status_code == 401
 
 
-def test_live_json_pages_the_file_and_keeps_only_the_asked_keys(api: Api, monkeypatch) -> None:
+def test_live_json_follows_the_file_by_byte_cursor_and_keeps_the_asked_keys(
+        api: Api, monkeypatch) -> None:
     from orchestrator.api.web import pages
 
     login(api, "alice")
@@ -273,23 +274,37 @@ def test_live_json_pages_the_file_and_keeps_only_the_asked_keys(api: Api, monkey
     api.wait("alice", run_id)
     data_dir = api.client.app.state.service.settings.data_dir
     (metrics,) = [p for p in data_dir.rglob(f"{run_id}/metrics") if p.is_dir()]
-    # an XCP-i router's long-form rows: 3 keys per sample, 4 samples (12 file rows)
+    # an XCP-i router's long-form rows: 3 keys per sample, 4 samples (12 file rows), the
+    # last line still being written (no newline yet)
     rows = [f"{t / 10},r3,,10.0.0.2,{k},{t * 1e6}" for t in range(1, 5)
             for k in ("estimate_bps", "truth_bps", "requests")]
-    (metrics / "xcpi.csv").write_text("t_s,node,port,link,key,value\n" + "\n".join(rows) + "\n")
+    path = metrics / "xcpi.csv"
+    path.write_text("t_s,node,port,link,key,value\n" + "\n".join(rows) + "\n0.5,r3,,10.0")
     monkeypatch.setattr(pages, "LIVE_PAGE", 5)
     url = f"/ui/runs/{run_id}/live.json?measurement=xcpi&keys=estimate_bps,truth_bps"
-    got, offset, calls = [], 0, 0
-    while True:
-        m = api.client.get(url + f"&offset={offset}").json()
-        calls += 1
-        assert m["total"] == 12 and m["next_offset"] == min(12, offset + 5)
-        got += m["rows"]
-        offset = m["next_offset"]
-        if offset >= m["total"]:
-            break
-    assert calls == 3  # 5 + 5 + 2 file rows
+
+    def follow(cursor: int) -> tuple[list[list[object]], int, int]:
+        got, calls = [], 0
+        while True:
+            m = api.client.get(url + f"&cursor={cursor}").json()
+            calls += 1
+            assert m["columns"] == ["t_s", "node", "port", "link", "key", "value"]
+            got += m["rows"]
+            cursor = m["next_cursor"]
+            if not m["more"]:
+                return got, cursor, calls
+
+    got, cursor, calls = follow(0)
+    assert calls == 3  # 5 + 5 + 2 complete file rows; the cut line is not read
     assert [(r[0], r[4]) for r in got] == [(t / 10, k) for t in range(1, 5)
                                            for k in ("estimate_bps", "truth_bps")]
-    unfiltered = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=xcpi").json()
-    assert len(unfiltered["rows"]) == 5 and unfiltered["next_offset"] == 5
+    assert cursor == path.stat().st_size - len("0.5,r3,,10.0")
+    with open(path, "a") as f:  # the writer finishes the line and adds one
+        f.write(".0.2,estimate_bps,5000000.0\n0.5,r3,,10.0.0.2,truth_bps,5000000.0\n")
+    got, cursor, _ = follow(cursor)
+    assert got == [[0.5, "r3", "", "10.0.0.2", "estimate_bps", 5e6],
+                   [0.5, "r3", "", "10.0.0.2", "truth_bps", 5e6]]
+    assert cursor == path.stat().st_size
+    assert follow(cursor)[0] == []  # nothing new
+    unfiltered = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=xcpi&cursor=0").json()
+    assert len(unfiltered["rows"]) == 5 and unfiltered["more"]

@@ -310,31 +310,32 @@ async def events(request: Request, run_id: str, service: ServiceDep,
 def live_metrics(run_id: str, pu: CurrentPageUser, db: DB, service: ServiceDep,
                  measurement: Annotated[str, Query(max_length=32)] = "flow",
                  offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+                 cursor: Annotated[int | None, Query(ge=0, le=2**62)] = None,
                  keys: Annotated[str, Query(max_length=400)] = "") -> dict[str, Any]:
     """Rows of a measurement written so far: from the run directory the runner is
     writing (`runs_path/ID`) while it runs, the recorded one once it has finished.
 
-    Up to LIVE_PAGE rows of the file from `offset`; `next_offset` is where the next
-    call continues. `keys` (comma-separated) keeps only the rows of those keys of a
-    long-form measurement (xcpi: `estimate_bps,truth_bps`), so the page is not sent
-    the dozens of counters per sample it does not draw."""
+    With `cursor` (what the live page uses): the complete rows after that byte of the
+    file, at most LIVE_PAGE, `next_cursor` where the next call goes on and `more` when
+    the page was full (results.metrics_after: each call reads only what is new). `keys`
+    (comma-separated) keeps only those keys of a long-form measurement (xcpi:
+    `estimate_bps,truth_bps`). Without it: rows `offset`.. as the API's /metrics."""
     exp = _experiment(db, pu, run_id)
-    empty = {"measurement": measurement, "columns": [], "rows": [], "total": 0,
-             "next_offset": offset}
+    empty: dict[str, Any] = {"measurement": measurement, "columns": [], "rows": [],
+                             "total": 0, "next_cursor": cursor or 0, "more": False}
     if exp.run_dir is None:
         live = service.settings.runs_path / exp.id
         if not (live / "metrics").is_dir():
             return {**empty, "state": exp.state}
         exp = Experiment(id=exp.id, state=exp.state, run_dir=str(live))
     try:
-        data = results.metrics(exp, measurement, limit=LIVE_PAGE, offset=offset)
+        if cursor is not None:
+            data = results.metrics_after(exp, measurement, cursor=cursor, limit=LIVE_PAGE,
+                                         keys=frozenset(k for k in keys.split(",") if k))
+        else:
+            data = results.metrics(exp, measurement, limit=LIVE_PAGE, offset=offset)
     except NotFound:
         data = empty
-    data["next_offset"] = offset + len(data["rows"])
-    wanted = {k for k in keys.split(",") if k}
-    if wanted and "key" in data["columns"]:
-        ik = data["columns"].index("key")
-        data["rows"] = [r for r in data["rows"] if len(r) > ik and r[ik] in wanted]
     return {**data, "state": exp.state}
 
 

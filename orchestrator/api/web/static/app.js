@@ -62,24 +62,24 @@ function followRun(section) {
   };
 
   const charts = liveCharts();
-  const offsets = { flow: 0, link: 0, event: 0, xcpi: 0, ixcp: 0 };
+  const cursors = { flow: 0, link: 0, event: 0, xcpi: 0, ixcp: 0 }; // bytes of each file read
+  const counts = { flow: 0, link: 0 }; // samples drawn
   const events = []; // [t, "kind target"]
   async function fetchRows(measurement, keys) {
-    // Every row written since the last call, a page (5000 file rows) at a time.
+    // Every complete row written since the last call, a page (5000 file rows) at a time.
     let columns = [], rows = [];
     for (let page = 0; page < 20; page++) {
-      let url = section.dataset.metrics + "?measurement=" + measurement + "&offset=" + offsets[measurement];
+      let url = section.dataset.metrics + "?measurement=" + measurement + "&cursor=" + cursors[measurement];
       if (keys) url += "&keys=" + encodeURIComponent(keys);
       const r = await fetch(url, { credentials: "same-origin" });
       if (!r.ok) break;
       const m = await r.json();
       if (m.columns.length) columns = m.columns;
       rows = rows.concat(m.rows);
-      const next = m.next_offset ?? offsets[measurement] + m.rows.length;
-      const more = next > offsets[measurement] && next < m.total;
-      offsets[measurement] = next;
-      if (!more) break;
+      cursors[measurement] = m.next_cursor;
+      if (!m.more) break;
     }
+    if (measurement in counts) counts[measurement] += rows.length;
     return { columns, rows };
   }
   async function pollMetrics() {
@@ -101,7 +101,7 @@ function followRun(section) {
       if (c.series.size && draw($(c.canvas), c.series, c.unit, events, shown)) drawn += 1;
     }
     charts.xcpLinks.show();
-    if (drawn) $("chart-note").textContent = offsets.flow + " flow samples, " + offsets.link + " link samples, " + events.length + " events";
+    if (drawn) $("chart-note").textContent = counts.flow + " flow samples, " + counts.link + " link samples, " + events.length + " events";
   }
   const timer = setInterval(() => {
     if (finished) { clearInterval(timer); return; }
