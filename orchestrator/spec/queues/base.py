@@ -9,6 +9,7 @@ here (and its engine file in router-image/src/qdisc/), with no list to edit.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, get_args
@@ -42,6 +43,7 @@ def param(engine: str, bound_name: str | None = None, *, scaled: bool = False,
     return Param(engine, bound_name, scaled, at)
 
 
+@functools.cache  # a class's fields do not change; asked per field per direction
 def _param_of(model: type[BaseModel], name: str) -> Param | None:
     return next((m for m in model.model_fields[name].metadata if isinstance(m, Param)), None)
 
