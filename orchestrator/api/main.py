@@ -40,6 +40,7 @@ def create_app(*, settings: Settings | None = None, run_fn: RunFunction | None =
         settings = settings or get_settings()
         service = Service.build(settings, run_fn=run_fn)
         app.state.service = service
+        app.state.server_timing_clock = settings.server_timing_clock
         app.state.progress_hub = ProgressHub(service.sessions, settings.scheduler_poll_s)
         if start_scheduler:
             service.start()

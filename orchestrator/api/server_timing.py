@@ -5,6 +5,13 @@ milliseconds. A client (or `bench/bench_api_live.py`) compares it with the laten
 saw: what the handlers cost versus what was spent waiting (the event loop busy with
 other requests, the machine's CPUs busy with the experiment or with the clients).
 Pure ASGI, so it adds one clock read and one header, not a request object.
+
+With the service's `server_timing_clock` setting (XCPLAB_SERVER_TIMING_CLOCK=1) the
+header also carries `recv;desc=T` and `sent;desc=T`: CLOCK_MONOTONIC seconds when the
+request reached the app and when its headers went out. A client on the same machine
+reads them with `server_clock()` and splits its latency: before `recv` the request
+waited in the kernel, in the event loop or in the HTTP parser; after `sent`, the answer
+waited for the client's own loop or CPU.
 """
 
 from __future__ import annotations
@@ -25,12 +32,17 @@ class ServerTiming:
             await self.app(scope, receive, send)
             return
         t0 = time.perf_counter()
+        state = getattr(scope.get("app"), "state", None)
+        recv = time.monotonic() if getattr(state, "server_timing_clock", False) else None
 
         async def timed_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 ms = (time.perf_counter() - t0) * 1000.0
+                value = f"app;dur={ms:.3f}"
+                if recv is not None:
+                    value += f", recv;desc={recv:.6f}, sent;desc={time.monotonic():.6f}"
                 headers = list(message.get("headers", []))
-                headers.append((HEADER, f"app;dur={ms:.3f}".encode()))
+                headers.append((HEADER, value.encode()))
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -49,4 +61,22 @@ def app_ms(header: str | None) -> float | None:
                         return float(value)
                     except ValueError:
                         return None
+    return None
+
+
+def server_clock(header: str | None) -> tuple[float, float] | None:
+    """(recv, sent): the server's CLOCK_MONOTONIC seconds of a Server-Timing header
+    written with `server_timing_clock` on; None without both."""
+    stamps: dict[str, float] = {}
+    for metric in (header or "").split(","):
+        name, _, params = metric.strip().partition(";")
+        if name in ("recv", "sent"):
+            key, _, value = params.strip().partition("=")
+            try:
+                if key == "desc":
+                    stamps[name] = float(value)
+            except ValueError:
+                return None
+    if "recv" in stamps and "sent" in stamps:
+        return stamps["recv"], stamps["sent"]
     return None

@@ -51,6 +51,11 @@ class Settings(BaseModel):
     validation_workers: int = Field(default=1, ge=1, le=8)
     validation_queue: int = Field(default=128, ge=0, le=1024)
     scheduler_poll_s: float = 0.5
+    # Server-Timing also carries the server's CLOCK_MONOTONIC at the request's arrival in
+    # the app and at its answer (`recv`/`sent`, seconds), so a client on the same machine
+    # (bench/bench_api_live.py) can split its latency into waiting before the app, the
+    # handlers, and waiting after. Off by default: it tells a client the server's uptime.
+    server_timing_clock: bool = False
     # Reserved for tests: "module:function" replacing the real runner
     # (orchestrator.runner.execute_run) with a function of the same signature.
     # Never set it in a deployment.
@@ -93,7 +98,7 @@ _ENV_FIELDS: dict[str, str] = {
     "MAX_NODES": "max_nodes", "MAX_FLOWS": "max_flows",
     "MAX_DURATION_S": "max_duration_s", "MAX_SWEEP_RUNS": "max_sweep_runs",
     "SUBMIT_RATE_PER_MIN": "submit_rate_per_min", "SUBMIT_BURST": "submit_burst",
-    "SCHEDULER_POLL_S": "scheduler_poll_s",
+    "SCHEDULER_POLL_S": "scheduler_poll_s", "SERVER_TIMING_CLOCK": "server_timing_clock",
     "VALIDATION_WORKERS": "validation_workers", "VALIDATION_QUEUE": "validation_queue",
     "TEST_ONLY_RUN_FUNCTION": "test_only_run_function",
 }

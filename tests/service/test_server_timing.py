@@ -5,9 +5,10 @@ client can tell the handlers' cost from the time it spent waiting."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
-from orchestrator.api.server_timing import app_ms
+from orchestrator.api.server_timing import app_ms, server_clock
 
 
 def _timed(api: Any, method: str, path: str, **kw: Any) -> tuple[Any, float, float]:
@@ -42,3 +43,29 @@ def test_the_header_reads_back_only_a_well_formed_app_duration() -> None:
     assert app_ms("db;dur=1") is None
     assert app_ms("app;dur=fast") is None
     assert app_ms(None) is None
+
+
+def test_the_servers_clock_is_sent_only_when_asked_and_brackets_the_handling(
+        make_api: Any, tmp_path: Path) -> None:
+    """Same machine, same CLOCK_MONOTONIC: the client's send <= recv <= sent <= its
+    receipt, and sent - recv is the app's own duration."""
+    plain = make_api()
+    r = plain.client.get("/api/v1/health")
+    assert server_clock(r.headers.get("server-timing")) is None
+    api = make_api(server_timing_clock=True, data_dir=tmp_path / "with-clock")
+    t_send = time.monotonic()
+    r = api.client.get("/api/v1/health")
+    t_got = time.monotonic()
+    stamps = server_clock(r.headers.get("server-timing"))
+    assert stamps is not None, r.headers.get("server-timing")
+    recv, sent = stamps
+    assert t_send <= recv <= sent <= t_got
+    ms = app_ms(r.headers.get("server-timing"))
+    assert ms is not None and abs((sent - recv) * 1000 - ms) < 1.0
+
+
+def test_the_servers_clock_reads_back_only_when_both_stamps_are_well_formed() -> None:
+    assert server_clock("app;dur=1, recv;desc=10.5, sent;desc=10.75") == (10.5, 10.75)
+    assert server_clock("app;dur=1, recv;desc=10.5") is None
+    assert server_clock("app;dur=1, recv;desc=x, sent;desc=2") is None
+    assert server_clock(None) is None
