@@ -107,11 +107,13 @@ def test_unknown_strategy():
         dep.rank(STAR, "middle-out", 1)
 
 
+@pytest.mark.parametrize("depth", [0, dep.ARRAY_MAX_DEPTH])  # the loop only; arrays
 @pytest.mark.parametrize("seed", range(40))
-def test_betweenness_is_networkx_bit_for_bit(seed):
-    """The list-based betweenness gives networkx's floats exactly (same ranks on ties),
-    exact and sampled, on random graphs with ties, several components and nodes named
-    out of order."""
+def test_betweenness_is_networkx_bit_for_bit(seed, depth, monkeypatch):
+    """Our betweenness gives networkx's floats exactly (same ranks on ties), exact and
+    sampled, by the loop and by the arrays, on random graphs with ties, several
+    components and nodes named out of order."""
+    monkeypatch.setattr(dep, "ARRAY_MAX_DEPTH", depth)
     rng = __import__("random").Random(seed)
     n = rng.randint(3, 60)
     kind = seed % 4
@@ -135,3 +137,13 @@ def test_betweenness_is_networkx_bit_for_bit(seed):
     k = rng.randint(1, g.number_of_nodes())
     assert (bits(dep.betweenness_centrality(g, k=k, seed=seed))
             == bits(nx.betweenness_centrality(g, k=k, seed=seed)))
+
+
+def test_deep_graph_betweenness_falls_back_to_the_loop():
+    """A path of 100 routers is deeper than ARRAY_MAX_DEPTH: the loop answers, the same."""
+    g = nx.path_graph([f"r{i}" for i in range(100)])
+    adj = [[int(w[1:]) for w in g[v]] for v in g]
+    assert dep._brandes_arrays(adj, [0, 50]) is None
+    got = dep.betweenness_centrality(g, k=30, seed=4)
+    assert {v: x.hex() for v, x in got.items()} == {
+        v: x.hex() for v, x in nx.betweenness_centrality(g, k=30, seed=4).items()}
