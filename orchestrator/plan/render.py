@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from orchestrator.plan.trial import render_trial
 from orchestrator.units import fmt_duration, fmt_rate, fmt_size
-from xcplab_contract.plan import Direction, Plan
+from xcplab_contract.plan import Direction, Link, Plan
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -39,11 +39,14 @@ def render(plan: Plan) -> str:
         out += render_trial(plan.trial)
     out.append("NODES")
     rows = []
+    by_id: dict[str, Link] = {}
+    for link in plan.links:  # plan.link() is a scan: the first link of an id, once
+        by_id.setdefault(link.id, link)
     for n in plan.nodes:
         ifs = ", ".join(f"{i.ifname}={i.ipv4}" for i in n.interfaces)
         queue = ""
         if n.engine:
-            queue = "/".join(sorted({plan.link(p["link"]).direction(n.name).queue.kind
+            queue = "/".join(sorted({by_id[p["link"]].direction(n.name).queue.kind
                                      for p in n.engine["ports"]}))
         rows.append([n.name, n.role, n.netns, queue, ifs])
     out += _table(["node", "role", "netns", "queue", "interfaces"], rows) + [""]

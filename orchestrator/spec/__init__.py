@@ -21,9 +21,10 @@ from orchestrator.spec.overrides import apply_overrides
 from orchestrator.spec.problems import error_paths, from_validation_error, prune
 from orchestrator.spec.resolve import expand_links, resolve
 from orchestrator.spec.resolved import ResolvedSpec
-from orchestrator.spec.trial import expand as expand_trial
 from orchestrator.spec.trial_models import RTrial
 from xcplab_contract.errors import SpecError, SpecProblem
+
+TRIAL_SECTIONS = ("topology", "deployment", "traffic")  # what makes a spec a trial
 
 __all__ = ["ResolvedSpec", "Spec", "load_spec", "load_spec_text", "parse_spec", "read_spec_text"]
 
@@ -38,6 +39,11 @@ def _data(text: str, file: str, overrides: list[str] | None,
     data, lines = load_yaml(text, file)
     apply_overrides(data, lines, list(overrides or ()))
     data = {k: v for k, v in data.items() if not k.startswith("x-")}
+    if not any(k in data for k in TRIAL_SECTIONS):
+        return data, lines, None
+    # networkx and the generators (~0.1 s of imports) only for trials
+    from orchestrator.spec.trial import expand as expand_trial
+
     return data, lines, expand_trial(data, lines, file)
 
 
