@@ -11,7 +11,12 @@ only the measured run executes.
 
 Each status answer's Server-Timing header gives the handlers' own time beside the
 latency the client saw (`status_app_*`): the difference is time spent waiting for the
-server's event loop or for a CPU.
+server's event loop or for a CPU. The server runs with XCPLAB_SERVER_TIMING_CLOCK=1, so
+the header also carries its CLOCK_MONOTONIC at the request's arrival in the app and at
+its answer; clients on the same machine split the rest into `status_wait_before_app_*`
+(kernel, event loop, HTTP parsing before the handlers) and `status_wait_after_app_*`
+(the answer waiting for the client's own event loop or CPU). The first WARMUP_S after
+the clients start (connections opening) is not counted in the idle figures.
 
 Only requests made while the measured run is in the `running` state count. Target
 (issue 19): status p99 < 50 ms. Reported beside it: the same figures with the machine
@@ -43,10 +48,11 @@ from bench_api import percentile  # noqa: E402
 from bench_api_health import latency_figures  # noqa: E402
 from server_proc import Server, cli  # noqa: E402
 
-from orchestrator.api.server_timing import app_ms  # noqa: E402
+from orchestrator.api.server_timing import app_ms, server_clock  # noqa: E402
 
 SUBMIT_EVERY_S = 20.0
 POLL_PERIOD_S = 1.0
+WARMUP_S = 2.0
 
 
 async def _user(url: str, token: str, own: str, k: int, until: float, stop: Any,
@@ -63,10 +69,16 @@ async def _user(url: str, token: str, own: str, k: int, until: float, stop: Any,
             for path in (f"/experiments/{own}", "/experiments?limit=20"):
                 t0, t = time.monotonic(), time.perf_counter()
                 r = await c.get(path)
+                t_got = time.monotonic()
                 samples.append(("status", t0, (time.perf_counter() - t) * 1000))
-                app = app_ms(r.headers.get("server-timing"))
+                timing = r.headers.get("server-timing")
+                app = app_ms(timing)
                 if app is not None:
                     samples.append(("status_app", t0, app))
+                stamps = server_clock(timing)
+                if stamps is not None:
+                    samples.append(("wait_before_app", t0, (stamps[0] - t0) * 1000))
+                    samples.append(("wait_after_app", t0, (t_got - stamps[1]) * 1000))
                 if r.status_code != 200:
                     errors.append(f"status {r.status_code}")
             if time.monotonic() >= next_submit:
@@ -96,8 +108,14 @@ def _client_process(url: str, users: list[tuple[int, str, str]], until: float, s
     out.put((samples, errors))
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process PID and its threads (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _phase_at(changes: list[tuple[float, str]], t: float) -> str:
-    phase = "idle"
+    phase = "warmup"
     for since, name in changes:
         if t >= since:
             phase = name
@@ -116,12 +134,19 @@ def run() -> dict:
         server = Server(Path(tmp) / "data", stand_in=False,
                         args=("--pools", "local=1,parked=0"),
                         extra_env={"XCPLAB_SUBMIT_RATE_PER_MIN": "1e9",
-                                   "XCPLAB_SUBMIT_BURST": "1000000"})
+                                   "XCPLAB_SUBMIT_BURST": "1000000",
+                                   "XCPLAB_SERVER_TIMING_CLOCK": "1"})
         admin = cli("user", "add", "runner", env=server.env)
         tokens = [cli("user", "add", f"live{i}", env=server.env) for i in range(clients)]
         server.start()
+        assert server.proc is not None
+        server_pid = server.proc.pid  # its CPU per request: the run executes in it too
+        server_cpu: dict[str, float] = {}
+        idle_window = (0.0, 1.0)
         status: dict[str, list[float]] = {}
         status_app: dict[str, list[float]] = {}
+        wait_before: dict[str, list[float]] = {}
+        wait_after: dict[str, list[float]] = {}
         submit: dict[str, list[float]] = {}
         errors: list[str] = []
         summary: dict = {}
@@ -146,7 +171,12 @@ def run() -> dict:
                        for share in shares if share]
             for w in workers:
                 w.start()
-            time.sleep(idle_s)
+            changes.append((time.monotonic() + WARMUP_S, "idle"))
+            time.sleep(WARMUP_S)
+            server_cpu["idle"] = _cpu_s(server_pid)
+            time.sleep(idle_s - WARMUP_S)
+            server_cpu["idle_end"] = _cpu_s(server_pid)
+            idle_window = (changes[-1][0], time.monotonic())
             changes.append((time.monotonic(), "starting"))
             run_id = post(admin, "local", [f"duration={run_s:g}s"])
             with httpx.Client(base_url=server.url, timeout=30,
@@ -159,6 +189,7 @@ def run() -> dict:
                              "starting" if state in ("queued", "running") else "done")
                     if phase != changes[-1][1]:
                         changes.append((time.monotonic(), phase))
+                        server_cpu[phase] = _cpu_s(server_pid)
                     if phase == "done":
                         summary.update(e.get("summary") or {})
                         summary["_state"] = state
@@ -169,7 +200,9 @@ def run() -> dict:
                 got, errs = results.get(timeout=60)
                 errors.extend(errs)
                 for kind, t0, ms in got:
-                    by_kind = {"status": status, "status_app": status_app}.get(kind, submit)
+                    by_kind = {"status": status, "status_app": status_app,
+                               "wait_before_app": wait_before,
+                               "wait_after_app": wait_after}.get(kind, submit)
                     by_kind.setdefault(_phase_at(changes, t0), []).append(ms)
             for w in workers:
                 w.join(timeout=10)
@@ -184,6 +217,10 @@ def run() -> dict:
         # waiting, for the event loop or for a CPU
         "status_app_idle": latency_figures(status_app.get("idle", [])),
         "status_app_while_running": latency_figures(status_app.get("running", [])),
+        "status_wait_before_app_idle": latency_figures(wait_before.get("idle", [])),
+        "status_wait_before_app_while_running": latency_figures(wait_before.get("running", [])),
+        "status_wait_after_app_idle": latency_figures(wait_after.get("idle", [])),
+        "status_wait_after_app_while_running": latency_figures(wait_after.get("running", [])),
         "submit_while_running": latency_figures(submit.get("running", [])),
         "run_state": summary.get("_state"),
         "run_fidelity_ok": fid.get("ok"),
@@ -191,6 +228,19 @@ def run() -> dict:
         "target_status_p99_ms": 50,
     }}
     idle, busy = status.get("idle", []), status.get("running", [])
+    # The server process's CPU: per request while idle (the API's own cost; every
+    # request counted, status, list and submissions alike), and in cores while the run
+    # runs (the runner's thread shares the process, and its GIL, with the event loop).
+    idle_cpu = server_cpu.get("idle_end", 0.0) - server_cpu.get("idle", 0.0)
+    n_idle = len(idle) + len(submit.get("idle", []))
+    if n_idle:
+        out["api_live"]["server_cpu_ms_per_request_idle"] = round(idle_cpu * 1000 / n_idle, 3)
+        out["api_live"]["server_cores_idle"] = round(
+            idle_cpu / (idle_window[1] - idle_window[0]), 3)
+    run_t = [t for t, ph in changes if ph in ("running", "done")]
+    if "running" in server_cpu and "done" in server_cpu and len(run_t) == 2:
+        out["api_live"]["server_cores_while_running"] = round(
+            (server_cpu["done"] - server_cpu["running"]) / (run_t[1] - run_t[0]), 3)
     if idle and busy:
         out["api_live"]["status_p99_running_over_idle"] = round(
             percentile(busy, 99) / max(percentile(idle, 99), 1e-3), 2)
