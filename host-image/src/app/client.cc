@@ -229,6 +229,7 @@ int run_client(const Options& o) {
                         {"verify", !o.verify ? "off" : (verify_failed ? "mismatch" : "ok")},
                         {"interrupted", interrupted},
                         {"tx_errors", hs.tx.stats().errors},
+                        {"tx_link_packets", hs.tx.stats().link_packets},
                         {"rx", hs.rx_report()}};
   rep.end(end);
   if (!failure.empty()) {

@@ -69,6 +69,7 @@ ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
 
 HostStack::HostStack(const Options& o)
     : sock(socket_config(o)), tx(sock), rx(sock), ep(tx), loop(clock, sock, ep, tx, rx), port_filter_(o.port_filter) {
+  if (o.link_tx) tx.enable_link_output(o.ttl, RawSocketConfig{}.buffer_bytes);
   if (!o.xcpi_receiver_cloud.is_zero() || !o.xcpi_receiver_chirp.is_zero()) {
     ReceiverXcpiConfig c;
     c.path_capacity = o.xcpi_receiver_cloud;

@@ -39,9 +39,14 @@ void IoLoop::run(const Hooks& hooks) {
     xcp::Timestamp wake = std::min(ep_.next_deadline(), hooks.next_wake());
     if (xcpi_) wake = std::min(wake, xcpi_->next_deadline());
     const xcp::Duration sleep = std::clamp(wake - clock_.now(), xcp::Duration::zero(), kMaxSleep);
-    pollfd pfd{sock_.fd(), static_cast<short>(POLLIN | (tx_.pending() ? POLLOUT : 0)), 0};
+    // Input on the raw socket; room on whichever socket the first unsent
+    // packet waits for (the raw or the packet socket, io/tx_batch.hh).
+    const int out_fd = tx_.pending_fd();
+    pollfd pfd[2] = {{sock_.fd(), static_cast<short>(POLLIN | (out_fd == sock_.fd() ? POLLOUT : 0)), 0},
+                     {out_fd, POLLOUT, 0}};
+    const nfds_t nfds = out_fd >= 0 && out_fd != sock_.fd() ? 2 : 1;
     const timespec ts{static_cast<time_t>(sleep.ns() / 1'000'000'000), static_cast<long>(sleep.ns() % 1'000'000'000)};
-    if (ppoll(&pfd, 1, &ts, nullptr) < 0 && errno != EINTR) throw xcp::SystemError("ppoll", errno);
+    if (ppoll(pfd, nfds, &ts, nullptr) < 0 && errno != EINTR) throw xcp::SystemError("ppoll", errno);
   }
 }
 

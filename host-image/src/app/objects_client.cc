@@ -168,6 +168,7 @@ int run_objects_client(const Options& o) {
            {"sender_cc", std::string(to_string(o.cc))},
            {"interrupted", interrupted},
            {"tx_errors", hs.tx.stats().errors},
+           {"tx_link_packets", hs.tx.stats().link_packets},
            {"rx", hs.rx_report()}});
   // Congested objects that fail are results; a server that never answers,
   // or bytes that arrive altered, are errors of the test itself.

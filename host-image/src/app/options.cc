@@ -72,6 +72,8 @@ std::string_view usage_text() {
          "      --ixcp-link-id ID   send the iXCP block, starting from this access-link id\n"
          "      --install-icmp-filter  add the nft rule dropping ICMP protocol-unreachable\n"
          "      --no-port-filter    receive every XCP packet of the host, not only those to our ports\n"
+         "      --raw-ip-tx         send every packet through the raw IP socket, none as a finished\n"
+         "                          frame through a packet socket (for comparisons)\n"
          "                          (the kernel socket filter is off; for comparisons)\n"
          "      --title TEXT        label copied into the JSON output\n"
          "      --objects SPEC      client: one connection per object, START_S:BYTES[,...] or @FILE;\n"
@@ -160,6 +162,8 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       o.install_icmp_filter = true;
     } else if (a == "--no-port-filter") {
       o.port_filter = false;
+    } else if (a == "--raw-ip-tx") {
+      o.link_tx = false;
     } else if (a == "--no-delayed-ack") {
       o.delayed_ack = false;
     } else if (a == "--rto-backoff") {

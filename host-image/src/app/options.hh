@@ -53,6 +53,7 @@ struct Options {
   bool install_icmp_filter = false;
   // Attach the kernel filter: only segments to our ports (io/raw_socket.hh).
   bool port_filter = true;
+  bool link_tx = true;  // frames through a packet socket where a link path exists (io/tx_batch.hh)
   bool delayed_ack = true;
   bool rto_backoff_until_new_data = false;  // --rto-backoff new-data
   bool xcp_feedback_new_acks_only = false;  // --xcp-feedback new-acks

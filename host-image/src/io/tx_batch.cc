@@ -1,20 +1,50 @@
 #include "io/tx_batch.hh"
 
 #include <arpa/inet.h>
+#include <linux/if_ether.h>
+
 #include <cerrno>
+#include <cstring>
 
 namespace xcphost {
 
 TxBatch::TxBatch(const RawSocket& sock, size_t batch_packets)
     : fd_(sock.fd()), slots_(batch_packets == 0 ? 1 : batch_packets), msgs_(slots_.size()) {
   for (size_t i = 0; i < slots_.size(); ++i) {
-    slots_[i].bytes.resize(kMaxPacketBytes);
+    slots_[i].bytes.resize(kLinkHeadroom + kMaxPacketBytes);
     slots_[i].addr.sin_family = AF_INET;
-    msgs_[i].msg_hdr.msg_name = &slots_[i].addr;
-    msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+    slots_[i].ll.sll_family = AF_PACKET;
+    slots_[i].ll.sll_protocol = htons(ETH_P_IP);
+    slots_[i].ll.sll_halen = 6;
     msgs_[i].msg_hdr.msg_iov = &slots_[i].iov;
     msgs_[i].msg_hdr.msg_iovlen = 1;
   }
+}
+
+bool TxBatch::enable_link_output(uint8_t ttl, int buffer_bytes) {
+  const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);  // protocol 0: receives nothing
+  if (fd < 0) return false;
+  link_fd_ = xcp::FileDescriptor(fd);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+  }
+  link_ttl_ = ttl != 0 ? ttl : default_ip_ttl();
+  return true;
+}
+
+const LinkPath* TxBatch::link_path_to(uint32_t remote_addr) {
+  auto it = destinations_.find(remote_addr);
+  if (it == destinations_.end()) {
+    if (destinations_.size() >= kMaxLinkDestinations) return nullptr;
+    it = destinations_.emplace(remote_addr, Destination{resolve_link_path(remote_addr), {}}).first;
+    if (!it->second.path) it->second.retry_at = std::chrono::steady_clock::now() + kLinkRetry;
+  } else if (!it->second.path) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < it->second.retry_at) return nullptr;
+    it->second.path = resolve_link_path(remote_addr);
+    it->second.retry_at = now + kLinkRetry;
+  }
+  return it->second.path ? &*it->second.path : nullptr;
 }
 
 std::span<uint8_t> TxBatch::buffer() {
@@ -25,21 +55,48 @@ std::span<uint8_t> TxBatch::buffer() {
     ++stats_.errors;
     --count_;
   }
-  return slots_[count_].bytes;
+  return std::span<uint8_t>(slots_[count_].bytes).subspan(kLinkHeadroom);
 }
 
 void TxBatch::commit(uint32_t remote_addr, size_t len) {
   Slot& s = slots_[count_];
-  s.addr.sin_addr.s_addr = htonl(remote_addr);
-  s.iov.iov_base = s.bytes.data();
-  s.iov.iov_len = len;
+  msghdr& h = msgs_[count_].msg_hdr;
+  const LinkPath* path = link_fd_.valid() ? link_path_to(remote_addr) : nullptr;
+  if (path != nullptr && kIpv4HeaderBytes + len <= path->mtu) {
+    write_link_headers(*path, remote_addr, link_ttl_, len, s.bytes);
+    s.ll.sll_ifindex = path->ifindex;
+    std::memcpy(s.ll.sll_addr, path->dst_mac.data(), 6);
+    h.msg_name = &s.ll;
+    h.msg_namelen = sizeof(sockaddr_ll);
+    s.iov.iov_base = s.bytes.data();
+    s.iov.iov_len = kLinkHeadroom + len;
+    s.link = true;
+  } else {
+    // Too large for the link (the raw socket reports EMSGSIZE as before) or
+    // no link path: the IP layer builds the header.
+    s.addr.sin_addr.s_addr = htonl(remote_addr);
+    h.msg_name = &s.addr;
+    h.msg_namelen = sizeof(sockaddr_in);
+    s.iov.iov_base = s.bytes.data() + kLinkHeadroom;
+    s.iov.iov_len = len;
+    s.link = false;
+  }
   ++count_;
   if (count_ == slots_.size()) flush();
 }
 
+int TxBatch::pending_fd() const {
+  if (!pending()) return -1;
+  return slots_[first_].link ? link_fd_.get() : fd_;
+}
+
 bool TxBatch::flush() {
   while (first_ < count_) {
-    const int n = sendmmsg(fd_, &msgs_[first_], static_cast<unsigned>(count_ - first_), 0);
+    // The longest run of queued packets for the same socket, in order.
+    const bool link = slots_[first_].link;
+    size_t end = first_ + 1;
+    while (end < count_ && slots_[end].link == link) ++end;
+    const int n = sendmmsg(link ? link_fd_.get() : fd_, &msgs_[first_], static_cast<unsigned>(end - first_), 0);
     ++stats_.syscalls;
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
@@ -56,6 +113,7 @@ bool TxBatch::flush() {
     }
     first_ += static_cast<size_t>(n);
     stats_.packets += static_cast<uint64_t>(n);
+    if (link) stats_.link_packets += static_cast<uint64_t>(n);
   }
   first_ = count_ = 0;
   return true;
