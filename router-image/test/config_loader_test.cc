@@ -32,6 +32,10 @@ TEST(ConfigLoader, ParsesTheDocumentedShape) {
   const EngineConfig c = parse_config(valid(), "f.json");
   EXPECT_EQ(c.seed, 42u);
   EXPECT_FALSE(c.busy_poll);
+  EXPECT_FALSE(c.cpu_cap.has_value());  // derived from the kernel's real-time budget
+  json capped = valid();
+  capped["cpu_cap"] = 0.8;
+  EXPECT_EQ(parse_config(capped, "f.json").cpu_cap, 0.8);
   ASSERT_EQ(c.routers.size(), 1u);
   const RouterConfig& r = c.routers[0];
   EXPECT_EQ(r.netns, "/run/netns/xcplab-x-r1");
@@ -99,6 +103,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "f.json: routers[0].ports[0].egress.loss.p: must be a number in [0, 1]"},
         BadCase{"dup_port", [](json& j) { j["routers"][0]["ports"][1]["name"] = "r1:a"; j["routers"][0]["routes"][0]["port"] = "r1:a"; },
                 "f.json: routers[0].ports[1].name: duplicate port name"},
+        BadCase{"cpu_cap_low", [](json& j) { j["cpu_cap"] = 0.3; }, "f.json: cpu_cap: must be a number 0.500000..1.0"},
+        BadCase{"cpu_cap_text", [](json& j) { j["cpu_cap"] = "all"; }, "f.json: cpu_cap: must be a number 0.500000..1.0"},
         BadCase{"no_routers", [](json& j) { j["routers"] = json::array(); }, "f.json: routers: must be a non-empty array"},
         BadCase{"long_ifname", [](json& j) { j["routers"][0]["ports"][0]["ifname"] = "a-very-long-interface"; },
                 "f.json: routers[0].ports[0].ifname: at most 15 characters"}),

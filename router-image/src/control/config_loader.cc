@@ -5,6 +5,7 @@
 
 #include "control/link_fields.hh"
 #include "control/xcpi_config_loader.hh"
+#include "core/wait_policy.hh"
 #include "qdisc/qdisc_factory.hh"
 #include "util/json_keys.hh"
 
@@ -177,7 +178,7 @@ EngineConfig parse_config(const json& j, const std::string& source) {
   try {
     const std::string where;  // top level: field paths start at the key
     if (!j.is_object()) fail("(document)", "must be a JSON object");
-    only_keys(j, where, {"run", "seed", "control_socket", "busy_poll", "spin_us", "sched_priority",
+    only_keys(j, where, {"run", "seed", "control_socket", "busy_poll", "spin_us", "cpu_cap", "sched_priority",
                          "lateness_threshold_us", "routers"});
     EngineConfig c;
     if (auto it = j.find("run"); it != j.end() && !it->is_null()) c.run = need_string(j, where, "run");
@@ -192,6 +193,13 @@ EngineConfig parse_config(const json& j, const std::string& source) {
       const uint64_t us = need_uint(*it, "spin_us", "microseconds");
       if (us > 10'000) fail("spin_us", "at most 10000 (10 ms), got " + std::to_string(us));
       c.spin = xcp::Duration::microseconds(static_cast<int64_t>(us));
+    }
+    if (auto it = j.find("cpu_cap"); it != j.end()) {
+      if (!it->is_number() || !(it->get<double>() >= WaitPolicy::kMinCpuCap && it->get<double>() <= 1.0)) {
+        fail("cpu_cap", "must be a number " + std::to_string(WaitPolicy::kMinCpuCap) +
+                            "..1.0 (fraction of a core; 1.0 = no budget), got " + it->dump());
+      }
+      c.cpu_cap = it->get<double>();
     }
     if (auto it = j.find("sched_priority"); it != j.end()) {
       const uint64_t prio = need_uint(*it, "sched_priority", "0 = normal, 1..99 = SCHED_FIFO priority");

@@ -4,6 +4,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include <algorithm>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -20,6 +22,34 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+xcp::Duration process_cpu_time() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return xcp::Duration::nanoseconds(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
+}
+
+// Below the kernel's real-time budget by this much: the budget is checked once
+// per WaitPolicy::kBudgetWindow (10 ms), and the wake-ups of the sleeps that bring
+// the engine back under the cap cost CPU themselves.
+constexpr double kRtBudgetMargin = 0.05;
+
+// The CPU cap of a SCHED_FIFO engine (wait_policy.hh): the kernel's real-time
+// budget less the margin; 1.0 (none) at normal priority, or when the budget is
+// unlimited (sched_rt_runtime_us = -1) or cannot be read.
+double rt_cpu_cap(int sched_priority) {
+  if (sched_priority <= 0) return 1.0;
+  auto read_us = [](const char* path) -> long long {
+    std::ifstream in(path);
+    long long v = 0;
+    return (in >> v) ? v : -1;
+  };
+  const long long runtime = read_us("/proc/sys/kernel/sched_rt_runtime_us");
+  const long long period = read_us("/proc/sys/kernel/sched_rt_period_us");
+  if (runtime < 0 || period <= 0 || runtime >= period) return 1.0;
+  const double cap = static_cast<double>(runtime) / static_cast<double>(period) - kRtBudgetMargin;
+  return std::clamp(cap, WaitPolicy::kMinCpuCap, 1.0);
+}
+
 // Bucket counts with their upper bounds: the orchestrator subtracts samples
 // to get the distribution per interval and sums them over the run.
 nlohmann::json histogram_json(const xcp::LatenessHistogram& h) {
@@ -32,7 +62,7 @@ nlohmann::json histogram_json(const xcp::LatenessHistogram& h) {
 }  // namespace
 
 Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
-    : clock_(clock), loop_(clock), busy_poll_(config.busy_poll), policy_(config.spin), lateness_threshold_(config.lateness_threshold) {
+    : clock_(clock), loop_(clock), busy_poll_(config.busy_poll), policy_(config.spin, config.cpu_cap.value_or(rt_cpu_cap(config.sched_priority))), lateness_threshold_(config.lateness_threshold) {
   loop_.set_lateness_threshold(config.lateness_threshold);
   // The default 50 us timer slack would blur every timerfd deadline.
   xcp::check_syscall("prctl(PR_SET_TIMERSLACK)", ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL));
@@ -293,6 +323,7 @@ void Engine::run() {
       continue;
     }
     const xcp::Timestamp now = clock_.now();
+    if (policy_.cpu_sample_due(now)) policy_.note_cpu(now, process_cpu_time());
     // Every turn ends in service(), whose last pass over the links left what
     // is due next in upcoming_; the first turn reads it afresh.
     if (!upcoming_) upcoming_ = Router::Upcoming{next_deadline(), next_delivery()};
@@ -382,6 +413,8 @@ nlohmann::json Engine::fidelity_json() {
           {"spin_turns", spin_turns_},
           {"spin_seconds", spin_time_.seconds_f()},
           {"sleep_turns", sleep_turns_},
+          {"cpu_cap", policy_.cpu_cap()},
+          {"windows_over_cpu_cap", policy_.windows_over_budget()},
           {"cpu_seconds", cpu},
           {"wall_seconds", wall},
           {"busy_fraction", wall > 0 ? cpu / wall : 0.0},

@@ -70,6 +70,10 @@ struct EngineConfig {
   // > 0: run under SCHED_FIFO at this priority (1..99) so other processes
   // cannot delay the emulation; 0: normal scheduling.
   int sched_priority = 0;
+  // Fraction of a core above which the engine stops spinning (wait_policy.hh,
+  // WaitPolicy::kMinCpuCap..1.0, 1.0 = no budget); unset: the kernel's
+  // real-time budget less a margin under SCHED_FIFO, none otherwise (engine.cc).
+  std::optional<double> cpu_cap;
   xcp::Duration lateness_threshold = xcp::Duration::microseconds(100);
   std::vector<RouterConfig> routers;
 };
