@@ -118,11 +118,11 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
     table = sdir / "sweep.csv"
     interrupted = False
     for n, point in enumerate(points):
-        if lock is not None and n > 0:
-            time.sleep(LOCK_TURN_S)  # a waiting timing run takes the lock now
-        if on_point:
-            on_point(point, len(points))
         try:
+            if lock is not None and n > 0:
+                time.sleep(LOCK_TURN_S)  # a waiting timing run takes the lock now
+            if on_point:
+                on_point(point, len(points))
             with point_lock(lock):
                 res = execute_run(Path(spec_path), out_dir=sdir, backend=backend,
                                   influx_url=influx_url, overrides=point.overrides,

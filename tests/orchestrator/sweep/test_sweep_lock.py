@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from orchestrator.cli import main
+from orchestrator.sweep.grid import parse_param
+from orchestrator.sweep.run import run_sweep
 
 SPEC = """\
 name: locksweep
@@ -108,3 +110,34 @@ def test_an_unopenable_lock_file_is_named(tmp_path: Path, capsys: pytest.Capture
     assert rc != 0
     assert f"--lock {bad}: cannot open the lock file" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # refused before anything ran
+
+
+def test_ctrl_c_during_the_turn_between_points_ends_the_sweep_as_interrupted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interrupt in the pause that lets others take the lock is an interrupted sweep
+    like one during a run: the points done are kept, plotted and the lock is free."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC)
+    lock = tmp_path / "timing.lock"
+    ran: list[str] = []
+
+    def fake_execute_run(spec_path: Path, **kw: Any) -> SimpleNamespace:
+        ran.append("run")
+        return SimpleNamespace(run_id=f"r{len(ran)}", status="completed",
+                               summary={"fidelity": {"ok": True}})
+
+    def ctrl_c(seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("orchestrator.runner.execute_run", fake_execute_run)
+    monkeypatch.setattr("orchestrator.sweep.run.time.sleep", ctrl_c)
+
+    try:
+        res = run_sweep(spec, [parse_param("duration=2s,3s")], 1, tmp_path / "out", lock=lock)
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C in the pause between points escaped run_sweep: no sweep.png, "
+                    "no trial report, no summary line")
+    assert ran == ["run"] and res.interrupted
+    assert [r["run_id"] for r in res.rows] == ["r1"]
+    assert res.plot is not None and res.plot.is_file()
+    assert not _held_by_someone(lock)
