@@ -15,6 +15,9 @@ from orchestrator.service.errors import BadRequest, Conflict, NotFound
 from orchestrator.service.models import Experiment
 
 MEASUREMENTS = ("link", "flow", "xcpi", "fairness", "ixcp", "event")
+# metrics_after reads a line at most this long (a metrics row is well under 4 KiB): a
+# file with a longer one is refused instead of being read whole into memory per poll
+MAX_LINE_BYTES = 1 << 20
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
@@ -90,8 +93,16 @@ def metrics_after(exp: Experiment, measurement: str, *, cursor: int, limit: int,
     if path is None:
         raise NotFound("measurement", f"{measurement} in run {exp.id}")
     opener: Any = gzip.open if path.suffix == ".gz" else open
+
+    def too_long(at: int) -> Conflict:
+        return Conflict(f"run {exp.id}: metrics/{path.name}: the line at byte {at} is "
+                        f"longer than {MAX_LINE_BYTES} bytes (a metrics row is a few "
+                        "hundred); the file is not a metrics table")
+
     with opener(path, "rb") as f:
-        header = f.readline()
+        header = f.readline(MAX_LINE_BYTES)
+        if len(header) == MAX_LINE_BYTES and not header.endswith(b"\n"):
+            raise too_long(0)
         if not header.endswith(b"\n"):
             return {"measurement": measurement, "columns": [], "rows": [],
                     "next_cursor": cursor, "more": False}
@@ -102,8 +113,10 @@ def metrics_after(exp: Experiment, measurement: str, *, cursor: int, limit: int,
         rows: list[list[Any]] = []
         read = 0
         while read < limit:
-            line = f.readline()
+            line = f.readline(MAX_LINE_BYTES)
             if not line.endswith(b"\n"):
+                if len(line) == MAX_LINE_BYTES:
+                    raise too_long(pos)
                 break  # end of file, or a line still being written
             pos += len(line)
             read += 1

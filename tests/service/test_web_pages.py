@@ -308,3 +308,29 @@ def test_live_json_follows_the_file_by_byte_cursor_and_keeps_the_asked_keys(
     assert follow(cursor)[0] == []  # nothing new
     unfiltered = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=xcpi&cursor=0").json()
     assert len(unfiltered["rows"]) == 5 and unfiltered["more"]
+
+
+def test_live_json_refuses_an_overlong_line_instead_of_reading_it_whole(
+        api: Api, monkeypatch) -> None:
+    """A line past results.MAX_LINE_BYTES (no newline in sight) is a 409 naming the file
+    and the byte, not a read of the rest of the file into memory on every poll."""
+    from orchestrator.service import results
+
+    login(api, "alice")
+    run_id = api.submit("alice").json()["id"]
+    api.wait("alice", run_id)
+    data_dir = api.client.app.state.service.settings.data_dir
+    (metrics,) = [p for p in data_dir.rglob(f"{run_id}/metrics") if p.is_dir()]
+    header = "t_s,node,port,link,key,value\n"
+    row = "0.1,r3,,10.0.0.2,truth_bps,1.0\n"
+    (metrics / "xcpi.csv").write_text(header + row + "x" * 5000)
+    monkeypatch.setattr(results, "MAX_LINE_BYTES", 1000)
+    url = f"/ui/runs/{run_id}/live.json?measurement=xcpi&cursor="
+    r = api.client.get(url + "0")
+    assert r.status_code == 409, r.text
+    assert f"metrics/xcpi.csv: the line at byte {len(header) + len(row)} is longer" in r.text
+    (metrics / "xcpi.csv").write_text(header + row + "0.2,r3,,10.0")  # a short cut line
+    m = api.client.get(url + "0").json()
+    assert [r[4] for r in m["rows"]] == ["truth_bps"] and not m["more"]
+    (metrics / "xcpi.csv").write_text("y" * 5000)  # no header line either
+    assert api.client.get(url + "0").status_code == 409
