@@ -283,7 +283,7 @@ SWEEPS: dict[str, SweepTable] = {
         Column("t3 TCP", col("flow.t3.throughput_mbps")),
         Column("x3/t3", ratio("flow.x3.throughput_mbps", "flow.t3.throughput_mbps")),
         Column("RTOs x1+n1+t1", total("flow.x1.timeouts", "flow.n1.timeouts",
-                                      "flow.t1.timeouts"), "{:.0f}"),
+                                      "flow.t1.timeouts"), "{:.1f}"),
     ), _loss_paper),
     "hstcp/buffer-sweep": SweepTable((
         Column("utilisation (whole run)", col("link.r1->r2.utilization"), "{:.3f}"),
