@@ -18,6 +18,8 @@ MEASUREMENTS = ("link", "flow", "xcpi", "fairness", "ixcp", "event")
 # metrics_after reads a line at most this long (a metrics row is well under 4 KiB): a
 # file with a longer one is refused instead of being read whole into memory per poll
 MAX_LINE_BYTES = 1 << 20
+# and at most about this much per call (a page ends early, with `more`, past it)
+MAX_PAGE_BYTES = 8 << 20
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
@@ -86,7 +88,8 @@ def metrics_after(exp: Experiment, measurement: str, *, cursor: int, limit: int,
     (the cost does not grow with the file), and a last line without its newline (the
     writer is mid-line) is left for the next call. KEYS keeps only the rows whose `key`
     column is one of them (long-form measurements); skipped rows still count towards
-    LIMIT, so a call reads a bounded amount."""
+    LIMIT, and a call stops after about MAX_PAGE_BYTES of lines (`more`), so it reads a
+    bounded amount."""
     if not _NAME.match(measurement):
         raise BadRequest(f"measurement {measurement!r}: expected one of {list(MEASUREMENTS)}")
     path = _metric_file(run_dir(exp), measurement)
@@ -108,11 +111,12 @@ def metrics_after(exp: Experiment, measurement: str, *, cursor: int, limit: int,
                     "next_cursor": cursor, "more": False}
         columns = next(csv.reader([header.decode(errors="replace")]), [])
         ik = columns.index("key") if keys and "key" in columns else -1
-        pos = max(cursor, len(header))
+        pos = start = max(cursor, len(header))
         f.seek(pos)
         rows: list[list[Any]] = []
         read = 0
-        while read < limit:
+        full = limit <= 0
+        while not full:
             line = f.readline(MAX_LINE_BYTES)
             if not line.endswith(b"\n"):
                 if len(line) == MAX_LINE_BYTES:
@@ -120,12 +124,13 @@ def metrics_after(exp: Experiment, measurement: str, *, cursor: int, limit: int,
                 break  # end of file, or a line still being written
             pos += len(line)
             read += 1
+            full = read >= limit or pos - start >= MAX_PAGE_BYTES
             row = next(csv.reader([line.decode(errors="replace")]), [])
             if ik >= 0 and (len(row) <= ik or row[ik] not in keys):
                 continue
             rows.append([_number(v) for v in row])
     return {"measurement": measurement, "columns": columns, "rows": rows,
-            "next_cursor": pos, "more": read >= limit}
+            "next_cursor": pos, "more": full}
 
 
 def _number(v: str) -> Any:

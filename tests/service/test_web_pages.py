@@ -334,3 +334,28 @@ def test_live_json_refuses_an_overlong_line_instead_of_reading_it_whole(
     assert [r[4] for r in m["rows"]] == ["truth_bps"] and not m["more"]
     (metrics / "xcpi.csv").write_text("y" * 5000)  # no header line either
     assert api.client.get(url + "0").status_code == 409
+
+
+def test_live_json_pages_end_after_a_byte_budget_and_lose_no_row(api: Api, monkeypatch) -> None:
+    """However many rows a page may hold, a call stops after about MAX_PAGE_BYTES of
+    lines with `more`, and following the cursor still gives every row once, in order."""
+    from orchestrator.service import results
+
+    login(api, "alice")
+    run_id = api.submit("alice").json()["id"]
+    api.wait("alice", run_id)
+    data_dir = api.client.app.state.service.settings.data_dir
+    (metrics,) = [p for p in data_dir.rglob(f"{run_id}/metrics") if p.is_dir()]
+    rows = [f"{t / 10},r3,,10.0.0.2,truth_bps,{t}.0\n" for t in range(1, 11)]
+    (metrics / "xcpi.csv").write_text("t_s,node,port,link,key,value\n" + "".join(rows))
+    monkeypatch.setattr(results, "MAX_PAGE_BYTES", 3 * len(rows[-1]))  # 3-4 rows a call
+    cursor, got, calls = 0, [], 0
+    while True:
+        m = api.client.get(f"/ui/runs/{run_id}/live.json?measurement=xcpi&cursor={cursor}").json()
+        calls += 1
+        got += [r[5] for r in m["rows"]]
+        assert len(m["rows"]) <= 4, m  # the byte budget ended the page, not LIVE_PAGE
+        cursor = m["next_cursor"]
+        if not m["more"]:
+            break
+    assert got == [float(t) for t in range(1, 11)] and calls >= 3
