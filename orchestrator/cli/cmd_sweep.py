@@ -74,10 +74,10 @@ def sweep(args: argparse.Namespace) -> int:
 
     def on_point(p: Point, total: int) -> None:
         sets = " ".join(p.overrides)
-        console.print(f"[{p.index + 1}/{total}] {sets}", highlight=False)
+        console.print(f"[{p.index + 1}/{total}] {sets}", highlight=False, markup=False)
 
     def on_result(row: dict) -> None:
-        console.print(result_line(row), highlight=False)
+        console.print(result_line(row), highlight=False, markup=False)
 
     twin = None
     if args.twin:

@@ -30,7 +30,7 @@ nodes:
   h2: {role: host}
 links:
   - {a: h1, b: r1, capacity: 50Mbps, delay: 2ms, buffer: 1BDP}
-  - {a: r1, b: h2, capacity: 20Mbps, delay: 2ms, buffer: 1BDP}
+  - {id: bn, a: r1, b: h2, capacity: 20Mbps, delay: 2ms, buffer: 1BDP}
 flows:
   - {id: t1, proto: tcp, cc: reno, src: h1, dst: h2}
 """
@@ -83,7 +83,8 @@ def test_each_point_holds_the_lock_and_others_get_turns_between_points(
     assert not _held_by_someone(lock)  # released after the last point
 
 
-def test_without_lock_nothing_is_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_lock_nothing_is_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "s.yaml"
     spec.write_text(SPEC)
     lock = tmp_path / "timing.lock"
@@ -95,8 +96,11 @@ def test_without_lock_nothing_is_locked(tmp_path: Path, monkeypatch: pytest.Monk
         return SimpleNamespace(run_id="r", status="completed", summary={"fidelity": {"ok": True}})
 
     monkeypatch.setattr("orchestrator.runner.execute_run", fake_execute_run)
-    assert main(["sweep", str(spec), "--repeat", "2", "--out", str(tmp_path / "out")]) == 0
+    assert main(["sweep", str(spec), "--param", "links[bn].capacity=10Mbps,20Mbps",
+                 "--out", str(tmp_path / "out")]) == 0
     assert seen == [False, False]
+    # each point's line shows its overrides as given, brackets included (not rich markup)
+    assert "[1/2] links[bn].capacity=10Mbps seed=5" in capsys.readouterr().err
 
 
 def test_an_unopenable_lock_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
