@@ -25,6 +25,10 @@ Per load, over a window in the middle of the run, from the engine's own stats
                                       the same for the engine's timer wake-ups
                                       (the cause; events are the effect)
     engine_delivered_pps_at_{P}pct    frames h2 received per second (h2's counters)
+    engine_windows_over_cpu_cap_at_{P}pct
+                                      10 ms windows over the window in which the engine
+                                      was over its CPU cap (0.90 under SCHED_FIFO) and
+                                      slept instead of spinning (core/wait_policy.hh)
     engine_offered_pps_at_{P}pct      frames the blaster sent per second
 
 The engine runs with the forwarding bench's SCHED_FIFO priority, so other work on
@@ -165,6 +169,10 @@ def _one_load(pct: int, engine_options: dict[str, Any] | None = None) -> dict[st
         f"engine_delivered_pps_at_{pct}pct": (p1 - p0) / (t1 - t0),
         f"engine_offered_pps_at_{pct}pct": sent["sent"] / sent["seconds"],
         f"engine_socket_drops_at_{pct}pct": float(f1["rx_socket_drops"]),
+        # 10 ms windows the engine spent over its CPU cap, not spinning (wait_policy.hh)
+        f"engine_windows_over_cpu_cap_at_{pct}pct": float(
+            f1["windows_over_cpu_cap"] - f0["windows_over_cpu_cap"]
+        ),
     }
 
 
