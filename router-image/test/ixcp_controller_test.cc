@@ -31,6 +31,9 @@ constexpr uint32_t kOther = 9;
 //   phi = 0.4·0.1·(10.5e6 − 1e7) = 20 000 B
 //   h   = 0.1·(1e7 − 5e6)·0.1 − 20 000 = 30 000 B   (XCP's: 80 000 B)
 //   spare:   xi_p = 20 000/(0.1·1.0) = 2e5, xi_n = 0, R_pos = 2e5 B/s
+//            split max(y0/y = 0.5, T/SA = 0.1) = 0.5: 10 000 B each way
+//            matching:     xi_p_m  = 10 000/(0.1·SA_m = 0.5)  = 2e5, R_pos_m  = 1e5 B/s
+//            non-matching: xi_p_nm = 10 000/(0.1·SA_nm = 0.5) = 2e5, R_pos_nm = 1e5 B/s
 //   shuffle: SA_m = 0.5, Ss_m = 5e5 → xi_p' = 6e5, xi_n' = 0.6, R' = 3e5 B/s
 struct Fixture {
   explicit Fixture(double c_bytes_per_s = 10.5e6)
@@ -59,6 +62,11 @@ TEST(IxcpController, IntervalShufflesOnlyTheMatchingTraffic) {
   EXPECT_NEAR(sh.ss, 5e5, 1e-6);
   EXPECT_NEAR(sh.xi_p, 6e5, 1e-6);
   EXPECT_NEAR(sh.xi_n, 0.6, 1e-12);
+  EXPECT_NEAR(sh.nm_share, 0.5, 1e-12);
+  EXPECT_NEAR(sh.xi_p_m, 2e5, 1e-6);
+  EXPECT_NEAR(sh.xi_p_nm, 2e5, 1e-6);
+  EXPECT_NEAR(sh.r_pos_m, 1e5, 1e-6);
+  EXPECT_NEAR(sh.r_pos_nm, 1e5, 1e-6);
   // The flows bottlenecked here: Ss_m/SA_m = 5e5/0.5 = 1e6 B/s = cwnd/rtt.
   EXPECT_NEAR(f.ctl.local_rate(), 1e6, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle_pools().pos, 3e5, 1e-6);
@@ -71,20 +79,87 @@ TEST(IxcpController, MatchingGetsSparePlusShuffleOthersSpareOnly) {
   Fixture f;
   // cwnd = 50 000 B: w = r²·s/cwnd = 2e-4 s
   //   matching:     p = 2e5·2e-4 + 6e5·2e-4 = 40 + 120, n = 0.6·0.1·1000 = 60 → 100 B
-  //   non-matching: p = 40, n = 0 → 40 B
+  //   non-matching: p = xi_p_nm·w = 2e5·2e-4 = 40, n = 0 → 40 B
   auto m = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOurs, kOurs);
   auto o = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOther, kOther);
   f.ctl.on_departure(*o);
   EXPECT_EQ(wire_feedback(*o), 40);
-  // The non-matching packet drained the spare pool, never the shuffle pool.
-  EXPECT_NEAR(f.ctl.pools().pos, 2e5 - 400, 1e-6);
+  // The non-matching packet drained its own spare pool, never the matching
+  // one nor the shuffle pool.
+  EXPECT_NEAR(f.ctl.spare_pools().pos_nm, 1e5 - 400, 1e-6);
+  EXPECT_NEAR(f.ctl.spare_pools().pos_m, 1e5, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle_pools().pos, 3e5, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle_pools().neg, 3e5, 1e-6);
   f.ctl.on_departure(*m);
   EXPECT_EQ(wire_feedback(*m), 100);
-  EXPECT_NEAR(f.ctl.pools().pos, 2e5 - 800, 1e-6);
+  EXPECT_NEAR(f.ctl.spare_pools().pos_m, 1e5 - 400, 1e-6);
+  EXPECT_NEAR(f.ctl.spare_pools().pos_nm, 1e5 - 400, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle_pools().pos, 3e5 - 1200, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle_pools().neg, 3e5 - 600, 1e-6);
+}
+
+TEST(IxcpLaw, PositiveSpareSplitBetweenTheKinds) {
+  // 10 flows in T = 0.1 s (SA = 1.0), 2 bottlenecked here (SA_m = 0.2), the 8
+  // others carry y0/y = 0.6 of the bytes; phi = 30 000 B, d = 0.1 s.
+  //   non-matching share max(0.6, T/SA = 0.1) = 0.6: 18 000 B over SA_nm = 0.8
+  //     → xi_p_nm = 18 000/(0.1·0.8) = 225 000
+  //   matching 12 000 B over SA_m = 0.2 → xi_p_m = 12 000/(0.1·0.2) = 6e5
+  // (XCP's equal split, the old rule: xi_p = 30 000/(0.1·1.0) = 3e5 for all,
+  // 0.8 of the spare to the flows bottlenecked elsewhere.)
+  IntervalState port;
+  port.y = 1e7;
+  port.d_new = 0.1;
+  port.phi = 30000;
+  port.sa = 1.0;
+  IntervalSums m;
+  m.sa = 0.2;
+  m.ss = 4e6 * 0.1;
+  ShuffleState sh = compute_shuffle(port, 6e6, m, 0.1, 0.1);
+  EXPECT_NEAR(sh.nm_share, 0.6, 1e-12);
+  EXPECT_NEAR(sh.xi_p_nm, 225000, 1e-6);
+  EXPECT_NEAR(sh.xi_p_m, 6e5, 1e-6);
+  EXPECT_NEAR(sh.r_pos_nm, 180000, 1e-6);
+  EXPECT_NEAR(sh.r_pos_m, 120000, 1e-6);
+  // h = max(0, 0.1·(1e7 − 6e6)·0.1 − 30 000) = 10 000 B
+  EXPECT_NEAR(sh.h, 10000, 1e-6);
+  {
+    // One packet each, s = 1000, r = 0.1, cwnd = 50 000 (w = 2e-4):
+    // non-matching 225 000·2e-4 = 45 B (old rule 60), matching 6e5·2e-4 = 120 B.
+    SparePools spare{sh.r_pos_m, sh.r_pos_nm, 0};
+    Pools shuffle{0, 0};
+    EXPECT_NEAR(compute_ixcp_departure(port, sh, spare, shuffle, false, 1000, 0.1, 50000, 1e9).fb, 45, 1e-9);
+    EXPECT_NEAR(compute_ixcp_departure(port, sh, spare, shuffle, true, 1000, 0.1, 50000, 1e9).fb, 120, 1e-9);
+    EXPECT_NEAR(spare.pos_nm, 180000 - 450, 1e-6);
+    EXPECT_NEAR(spare.pos_m, 120000 - 1200, 1e-6);
+  }
+  // One slow flow bottlenecked elsewhere among 5 (SA = 0.5, SA_m = 0.4,
+  // y0/y = 0.02): its share is one flow's, T/SA = 0.2, never less than
+  // XCP's equal split gives it: xi_p_nm = 6 000/(0.1·0.1) = 6e5 = 30 000/(0.1·0.5).
+  port.sa = 0.5;
+  m.sa = 0.4;
+  sh = compute_shuffle(port, 2e5, m, 0.1, 0.1);
+  EXPECT_NEAR(sh.nm_share, 0.2, 1e-12);
+  EXPECT_NEAR(sh.xi_p_nm, 6e5, 1e-6);
+  EXPECT_NEAR(sh.xi_p_m, 24000 / (0.1 * 0.4), 1e-6);
+  // No flow bottlenecked here: the whole positive spare is the others'.
+  sh = compute_shuffle(port, 2e5, IntervalSums{}, 0.1, 0.1);
+  EXPECT_NEAR(sh.nm_share, 1.0, 1e-12);
+  EXPECT_NEAR(sh.xi_p_nm, 30000 / (0.1 * 0.5), 1e-6);
+  EXPECT_NEAR(sh.r_pos_m, 0, 1e-12);
+  // Negative phi: no positive spare either way.
+  port.phi = -30000;
+  sh = compute_shuffle(port, 2e5, m, 0.1, 0.1);
+  EXPECT_NEAR(sh.xi_p_nm, 0, 1e-12);
+  EXPECT_NEAR(sh.xi_p_m, 0, 1e-12);
+}
+
+TEST(IxcpLaw, ClaimProbability) {
+  // s/(rtt·local_rate): 1000/(0.1·1e6) = 0.01; a flow whose packets per
+  // round trip reach the local flows' rate is always claimed; no local flow: 1.
+  EXPECT_NEAR(claim_probability(1000, 0.1, 1e6), 0.01, 1e-15);
+  EXPECT_NEAR(claim_probability(1500, 0.05, 1e5), 0.3, 1e-12);
+  EXPECT_EQ(claim_probability(1000, 0.1, 5000), 1.0);
+  EXPECT_EQ(claim_probability(1000, 0.1, 0), 1.0);
 }
 
 TEST(IxcpController, PacketsWithoutTheBlockAreTreatedAsMatching) {
@@ -124,20 +199,55 @@ TEST(IxcpController, LoweringHopWritesItsLinkId) {
   EXPECT_EQ(wire_feedback(*ack), INT32_MAX);
 }
 
-TEST(IxcpController, CongestedLinkClaimsFlowsBottleneckedElsewhere) {
+TEST(IxcpController, CongestedLinkClaimsFlowsBottleneckedElsewhereByTheirRate) {
   // C = 9.5 MB/s: phi = 0.04·(9.5e6 − 1e7) = −20 000 B, h = 50 000 − 20 000 = 30 000 B;
   // spare xi_n = 20 000/(0.1·Ss = 1e5) = 0.2 → n = 0.2·0.1·1000 = 20 B per packet.
   Fixture f(9.5e6);
   EXPECT_NEAR(f.ctl.state().phi, -20000, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle().h, 30000, 1e-6);
-  auto o = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOther, kOther);
-  f.ctl.on_departure(*o);
-  EXPECT_EQ(wire_feedback(*o), -20);
-  EXPECT_EQ(wire_next_bottleneck_id(*o), kOurs);
-  // matching: p = 6e5·2e-4 = 120, n = 20 + 0.6·0.1·1000 = 80 → 40 B
-  auto m = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOurs, kOurs);
+  // A flow bottlenecked elsewhere at half the local flows' rate (cwnd 50 000
+  // over 0.1 s against Ss_m/SA_m = 1e6 B/s): each packet claims it with
+  // probability 1000/(0.1·1e6) = 0.01, about 5 claims in 500 packets (the
+  // old rule claimed with every one of them).
+  int claimed = 0;
+  for (int i = 0; i < 500; ++i) {
+    auto o = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOther, kOther);
+    f.ctl.on_departure(*o);
+    EXPECT_EQ(wire_feedback(*o), -20);
+    claimed += wire_next_bottleneck_id(*o) == kOurs;
+  }
+  EXPECT_GE(claimed, 1);
+  EXPECT_LE(claimed, 15);
+  EXPECT_EQ(f.ctl.ixcp_counters().ids_written, static_cast<uint64_t>(claimed));
+  EXPECT_EQ(f.ctl.ixcp_counters().claims_declined, static_cast<uint64_t>(500 - claimed));
+  // matching: p = 6e5·2e-4 = 120, n = 20 + 0.6·0.1·1000 = 80 → 40 B, claimed
+  // (strictly smaller than the request) whatever its rate.
+  auto m = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOurs, kOther);
   f.ctl.on_departure(*m);
   EXPECT_EQ(wire_feedback(*m), 40);
+  EXPECT_EQ(wire_next_bottleneck_id(*m), kOurs);
+}
+
+TEST(IxcpController, LinkWithSpareReleasesTheFlowsNamedAfterIt) {
+  // C = 100 MB/s, y = 1e7: S = 9e7 > y, the link runs under half its capacity
+  // (an access link). A flow named after it (the sender's starting id) gets
+  // positive feedback and is released to "no id" (0), which every link
+  // treats as its own; a flow named elsewhere keeps its id.
+  Fixture f(100e6);
+  auto p = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOurs, kOurs);
+  f.ctl.on_departure(*p);
+  EXPECT_GT(wire_feedback(*p), 0);
+  EXPECT_EQ(wire_next_bottleneck_id(*p), 0u);
+  EXPECT_EQ(f.ctl.ixcp_counters().ids_released, 1u);
+  EXPECT_EQ(f.ctl.ixcp_counters().ids_written, 0u);
+  auto o = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOther, kOther);
+  f.ctl.on_departure(*o);
+  EXPECT_EQ(wire_next_bottleneck_id(*o), kOther);
+  // A released flow (id 0) names no link: it matches here and a lowering
+  // hop claims it (the next RTT's real bottleneck will claim it from here).
+  auto z = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, 0, 0);
+  f.ctl.on_departure(*z);
+  EXPECT_EQ(wire_next_bottleneck_id(*z), kOurs);
 }
 
 TEST(IxcpLaw, ElseBranchBooksTheDifferenceOverBothPoolSets) {
@@ -149,7 +259,8 @@ TEST(IxcpLaw, ElseBranchBooksTheDifferenceOverBothPoolSets) {
   sh.xi_n = 0.6;  // n' = 60
   // fb = 120 − 80 = 40 > H = 10: 30 B more negative feedback to book.
   {
-    Pools spare{0, 1000}, shuffle{3e5, 3e5};  // spare neg cap 100 B: takes all 30
+    SparePools spare{0, 0, 1000};
+    Pools shuffle{3e5, 3e5};  // spare neg cap 100 B: takes all 30
     const IxcpFeedback f = compute_ixcp_departure(port, sh, spare, shuffle, true, 1000, 0.1, 50000, 10);
     EXPECT_FALSE(f.lowers);
     EXPECT_NEAR(f.n_spare, 50, 1e-9);
@@ -161,7 +272,8 @@ TEST(IxcpLaw, ElseBranchBooksTheDifferenceOverBothPoolSets) {
   {
     // Spare neg cap 30 B (+10), shuffle neg cap 70 B (+10): n = 100, so the
     // positive part shrinks to H + n = 110, off the shuffled share.
-    Pools spare{0, 300}, shuffle{3e5, 700};
+    SparePools spare{0, 0, 300};
+    Pools shuffle{3e5, 700};
     const IxcpFeedback f = compute_ixcp_departure(port, sh, spare, shuffle, true, 1000, 0.1, 50000, 10);
     EXPECT_NEAR(f.n_spare, 30, 1e-9);
     EXPECT_NEAR(f.n_shuffle, 70, 1e-9);

@@ -8,7 +8,9 @@ namespace xcprouter {
 
 IxcpController::IxcpController(XcpParams params, std::unique_ptr<SpareBandwidth> spare, uint64_t seed,
                                uint32_t link_id)
-    : XcpController(params, std::move(spare), seed), link_id_(link_id) {
+    : XcpController(params, std::move(spare), seed),
+      link_id_(link_id),
+      claim_rng_(seed ^ 0x1c9a5f3e7b2d4681ULL) {
   if (link_id_ == 0) throw std::invalid_argument("IxcpController: link id 0 is reserved (\"no id\")");
 }
 
@@ -37,8 +39,9 @@ IntervalState IxcpController::interval_state(double y, const TimeoutInput& in) {
   spare_only.gamma = 0;
   IntervalState st = compute_interval(sums_, y, in, spare_only);
   const double y0 = in.elapsed_s > 0 ? y0_bytes_ / in.elapsed_s : 0.0;
-  shuffle_ = compute_shuffle(st, y0, matching_, params_.gamma);
+  shuffle_ = compute_shuffle(st, y0, matching_, in.elapsed_s, params_.gamma);
   shuffle_pools_ = {shuffle_.r_pos, shuffle_.r_neg};
+  spare_pools_ = {shuffle_.r_pos_m, shuffle_.r_pos_nm, st.r_neg};
   st.h = shuffle_.h;  // reported h is the shuffled bytes, as for XCP
   y0_bytes_ = 0;
   matching_ = {};
@@ -48,24 +51,50 @@ IntervalState IxcpController::interval_state(double y, const TimeoutInput& in) {
 void IxcpController::on_departure(Packet& p) {
   if (!needs_feedback(p)) return;
   const xcp::XcpHeader& h = p.xcp;
-  const IxcpFeedback f = compute_ixcp_departure(state_, shuffle_, pools_, shuffle_pools_, matches(h),
+  const IxcpFeedback f = compute_ixcp_departure(state_, shuffle_, spare_pools_, shuffle_pools_, matches(h),
                                                 p.wire_bytes(), capped_rtt_s(h.rtt_us), h.cwnd_bytes,
                                                 h.feedback_bytes);
   if (!f.lowers) return;
   ++counters_.feedback_lowered;
+  // Decided on the header as it arrived (H_feedback before this hop's write).
+  const uint32_t next = h.has_ixcp() ? next_bottleneck_id(h, f.fb, p.wire_bytes()) : 0;
+  write_feedback(p, f.fb);
+  if (!h.has_ixcp()) return;
+  if (next != h.next_bottleneck_id) {
+    xcp::store_next_bottleneck_id(p.xcp_shim(), next);
+    p.xcp.next_bottleneck_id = next;
+    ++(next == link_id_ ? ixcp_counters_.ids_written : ixcp_counters_.ids_released);
+  }
+}
+
+uint32_t IxcpController::next_bottleneck_id(const xcp::XcpHeader& h, double fb, double s_bytes) {
   // The id follows the paper: only a strictly smaller feedback makes this
   // link the flow's bottleneck (an equal one leaves the earlier hop's id).
-  const bool new_bottleneck = f.fb < h.feedback_bytes && (matches(h) || f.fb < 0);
-  write_feedback(p, f.fb);
-  if (new_bottleneck && h.has_ixcp() && h.next_bottleneck_id != link_id_) {
-    xcp::store_next_bottleneck_id(p.xcp_shim(), link_id_);
-    p.xcp.next_bottleneck_id = link_id_;
-    ++ixcp_counters_.ids_written;
+  if (fb >= h.feedback_bytes) return h.next_bottleneck_id;
+  if (matches(h)) {
+    // A link at under half its capacity giving the flow more is nobody's
+    // bottleneck: a flow named here (the sender's access link, its starting
+    // id) is released to "no id" (0), which every link treats as its own,
+    // so the flow shuffles wherever it goes until its real bottleneck
+    // claims it (IXCP.md).
+    if (fb > 0 && h.bottleneck_id == link_id_ && state_.y < state_.spare) return 0;
+    return link_id_;
   }
+  // A flow named elsewhere: claimed only when this link asks it to slow
+  // down (a link with spare bandwidth is nobody's bottleneck), and then
+  // with probability s/(rtt·local_rate), about rate/local_rate per round
+  // trip (ixcp_law.hh).
+  if (fb >= 0) return h.next_bottleneck_id;
+  if (claim_rng_.next() < claim_probability(s_bytes, capped_rtt_s(h.rtt_us), local_rate())) return link_id_;
+  ++ixcp_counters_.claims_declined;
+  return h.next_bottleneck_id;
 }
 
 void IxcpController::report(nlohmann::json& out) const {
   XcpController::report(out);
+  // The spare pools this controller drains are its own (XCP's stay full).
+  out["R_pos_left"] = spare_pools_.pos_m + spare_pools_.pos_nm;
+  out["R_neg_left"] = spare_pools_.neg;
   out["ixcp"] = {
       {"link_id", link_id_},
       {"y0", shuffle_.y0},
@@ -78,12 +107,19 @@ void IxcpController::report(nlohmann::json& out) const {
       {"R_neg", shuffle_.r_neg},
       {"R_pos_left", shuffle_pools_.pos},
       {"R_neg_left", shuffle_pools_.neg},
+      {"nm_share", shuffle_.nm_share},
+      {"xi_p_m", shuffle_.xi_p_m},
+      {"xi_p_nm", shuffle_.xi_p_nm},
+      {"R_pos_m", shuffle_.r_pos_m},
+      {"R_pos_nm", shuffle_.r_pos_nm},
       {"matching_packets", ixcp_counters_.matching_packets},
       {"matching_bytes", ixcp_counters_.matching_bytes},
       {"non_matching_packets", ixcp_counters_.non_matching_packets},
       {"non_matching_bytes", ixcp_counters_.non_matching_bytes},
       {"no_block", ixcp_counters_.no_block},
       {"ids_written", ixcp_counters_.ids_written},
+      {"claims_declined", ixcp_counters_.claims_declined},
+      {"ids_released", ixcp_counters_.ids_released},
       {"local_rate", local_rate()},
   };
 }

@@ -19,6 +19,8 @@ struct IxcpCounters {
   uint64_t non_matching_packets = 0, non_matching_bytes = 0;  // counted in y0
   uint64_t no_block = 0;     // Standard arrivals without the B block (treated as matching)
   uint64_t ids_written = 0;  // departures whose next_bottleneck_id this link set
+  uint64_t claims_declined = 0;  // negative-feedback claims of flows named elsewhere not drawn
+  uint64_t ids_released = 0;     // departures named here whose next_bottleneck_id this link set to 0
 };
 
 class IxcpController final : public XcpController {
@@ -40,18 +42,25 @@ class IxcpController final : public XcpController {
   double local_rate() const { return shuffle_.sa > 0 ? shuffle_.ss / shuffle_.sa : 0.0; }
   const ShuffleState& shuffle() const { return shuffle_; }
   const Pools& shuffle_pools() const { return shuffle_pools_; }
+  const SparePools& spare_pools() const { return spare_pools_; }
   const IxcpCounters& ixcp_counters() const { return ixcp_counters_; }
 
  protected:
   IntervalState interval_state(double y, const TimeoutInput& in) override;
 
  private:
+  // The id a lowering hop leaves in next_bottleneck_id (IXCP.md, "Which hop
+  // claims the flow"): its own, 0 (released), or the packet's unchanged.
+  uint32_t next_bottleneck_id(const xcp::XcpHeader& h, double fb, double s_bytes);
+
   uint32_t link_id_;
   double y0_bytes_ = 0;     // this interval's non-matching input
   IntervalSums matching_;   // this interval's SA/Ss over matching packets
   ShuffleState shuffle_;
   Pools shuffle_pools_;
+  SparePools spare_pools_;
   IxcpCounters ixcp_counters_;
+  UniformRng claim_rng_;  // the claim draws, apart from XCP's rounding stream
 };
 
 }  // namespace xcprouter

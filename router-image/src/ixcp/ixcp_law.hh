@@ -13,8 +13,12 @@
 // spare-bandwidth plus shuffled feedback, a non-matching one spare-bandwidth
 // feedback only. Why the pools are separate: router-image/IXCP.md.
 //
-// Units: bytes, seconds, bytes/s, all double.
-#pragma once
+// The positive spare (phi > 0) is split between the two kinds of traffic:
+// the non-matching packets get the share max(y0/y, 1/N) (N = SA/T, the number
+// of flows), the matching ones the rest; within each kind it is XCP's equal
+// per-flow split (p = xi·r²·s/cwnd over SA_nm = SA − SA_m, resp. SA_m). With
+// no flow bottlenecked here the others get it all. The negative spare is
+// XCP's, over every packet (IXCP.md, "The spare split").
 
 #include <algorithm>
 #include <cmath>
@@ -32,22 +36,61 @@ struct ShuffleState {
   double r_pos = 0;  // shuffle pools at the start of the interval (bytes/s)
   double r_neg = 0;
   double sa = 0, ss = 0;  // the matching sums it was computed from
+  // The positive spare, split by bytes between the two kinds of traffic.
+  double nm_share = 0;  // the non-matching traffic's share of the positive spare
+  double xi_p_m = 0;    // matching positive spare scale (p = xi_p_m·r²·s/cwnd)
+  double xi_p_nm = 0;   // non-matching positive spare scale (p = xi_p_nm·r²·s/cwnd)
+  double r_pos_m = 0;   // the two positive spare pools at the start (bytes/s)
+  double r_pos_nm = 0;
+};
+
+// Positive spare pools of one interval: one per kind of traffic, so flows
+// bottlenecked elsewhere cannot take the share sized for the flows here.
+struct SparePools {
+  double pos_m = 0, pos_nm = 0, neg = 0;
 };
 
 // `port` is the interval XCP computed with γ = 0 (its y, d_new and phi);
 // `matching` holds SA/Ss over the packets bottlenecked here.
+// `elapsed_s` is the interval T the sums cover (N = SA/T flows).
 inline ShuffleState compute_shuffle(const IntervalState& port, double y0, const IntervalSums& matching,
-                                    double gamma) {
+                                    double elapsed_s, double gamma) {
   ShuffleState sh;
   sh.y0 = y0;
   sh.sa = matching.sa;
   sh.ss = matching.ss;
+  const double sa_nm = std::max(0.0, port.sa - matching.sa);
+  if (sa_nm > 0) {
+    // With no flow bottlenecked here the whole positive spare is the others'.
+    const double bytes = port.y > 0 ? y0 / port.y : 0.0;
+    const double one_flow = port.sa > 0 ? elapsed_s / port.sa : 0.0;
+    sh.nm_share = matching.sa <= 0 ? 1.0 : std::clamp(std::max(bytes, one_flow), 0.0, 1.0);
+  }
+  const double pos = std::max(port.phi, 0.0);
+  const double pos_nm = pos * sh.nm_share;
+  const double pos_m = pos - pos_nm;
+  sh.xi_p_m = matching.sa > 0 ? pos_m / (port.d_new * matching.sa) : 0.0;
+  sh.xi_p_nm = sa_nm > 0 ? pos_nm / (port.d_new * sa_nm) : 0.0;
+  sh.r_pos_m = pos_m / port.d_new;
+  sh.r_pos_nm = pos_nm / port.d_new;
   sh.h = std::max(0.0, gamma * std::max(0.0, port.y - y0) * port.d_new - std::abs(port.phi));
   sh.xi_p = matching.sa > 0 ? sh.h / (port.d_new * matching.sa) : 0.0;
   sh.xi_n = matching.ss > 0 ? sh.h / (port.d_new * matching.ss) : 0.0;
   sh.r_pos = sh.h / port.d_new;
   sh.r_neg = sh.r_pos;
   return sh;
+}
+
+// Probability that a congested link claims, with one packet, a flow whose
+// bottleneck_id names another link (IXCP.md, "Which hop claims the flow"):
+// s/(rtt·local_rate), so that per round trip (cwnd/s packets) the flow is
+// claimed with about rate/local_rate claims, rate = cwnd/rtt. A flow as fast
+// as the flows bottlenecked here is claimed in every negative interval; one
+// held far below them by its own bottleneck only rarely. 1 when no flow is
+// bottlenecked here (local_rate 0).
+inline double claim_probability(double s_bytes, double r_s, double local_rate) {
+  if (local_rate <= 0 || r_s <= 0) return 1.0;
+  return std::min(1.0, s_bytes / (r_s * local_rate));
 }
 
 struct IxcpFeedback {
@@ -66,12 +109,13 @@ struct IxcpFeedback {
 // first, then the shuffle pool; the positive part shrinks to H + n, taken
 // off the shuffled share first (an upstream hop already limited this packet
 // more than our shuffling would).
-inline IxcpFeedback compute_ixcp_departure(const IntervalState& port, const ShuffleState& sh, Pools& spare,
-                                           Pools& shuffle, bool matching, double s_bytes, double r_s,
-                                           double cwnd_bytes, double h_feedback) {
+inline IxcpFeedback compute_ixcp_departure(const IntervalState& port, const ShuffleState& sh,
+                                           SparePools& spare, Pools& shuffle, bool matching, double s_bytes,
+                                           double r_s, double cwnd_bytes, double h_feedback) {
   IxcpFeedback f;
   const double w = r_s * r_s * s_bytes / cwnd_bytes;
-  f.p_spare = std::min(port.xi_p * w, spare.pos * r_s);
+  double& spare_pos = matching ? spare.pos_m : spare.pos_nm;
+  f.p_spare = std::min((matching ? sh.xi_p_m : sh.xi_p_nm) * w, spare_pos * r_s);
   f.n_spare = std::min(port.xi_n * r_s * s_bytes, spare.neg * r_s);
   if (matching) {
     f.p_shuffle = std::min(sh.xi_p * w, shuffle.pos * r_s);
@@ -91,7 +135,7 @@ inline IxcpFeedback compute_ixcp_departure(const IntervalState& port, const Shuf
     f.p_shuffle -= cut_shuffle;
     f.p_spare -= cut - cut_shuffle;
   }
-  spare.pos = std::max(0.0, spare.pos - f.p_spare / r_s);
+  spare_pos = std::max(0.0, spare_pos - f.p_spare / r_s);
   spare.neg = std::max(0.0, spare.neg - f.n_spare / r_s);
   shuffle.pos = std::max(0.0, shuffle.pos - f.p_shuffle / r_s);
   shuffle.neg = std::max(0.0, shuffle.neg - f.n_shuffle / r_s);
