@@ -55,6 +55,8 @@ class Sampler:
                                   "max_lateness_us": fid.get("max_lateness_us", ""),
                                   "cpu_s": fid.get("cpu_seconds", ""),
                                   "steal_s": steal_seconds(),
+                                  "spin_s": fid.get("spin_seconds", ""),
+                                  "windows_over_cpu_cap": fid.get("windows_over_cpu_cap", ""),
                                   **lateness_columns(fid), **loss_columns(fid)})
         for fid, reader in list(self.xcpi_receivers.items()):
             if (rep := reader.snapshot()) is not None:

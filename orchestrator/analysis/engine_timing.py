@@ -37,7 +37,9 @@ class TimingThresholds:
     legacy_timer_lateness_us: float = 1000.0
     legacy_late_sample_fraction: float = 0.05
     legacy_hard_timer_lateness_us: float = 5000.0
-    # An engine using 90 % of a core has no headroom left for bursts.
+    # An engine working 90 % of a core has no headroom left for bursts. Work is its CPU
+    # less the time it spun waiting for a deadline (spin_s), which any work preempts:
+    # an idle engine that spins is not busy.
     max_cpu_fraction: float = 0.9
     # Frames lost outside the model: the kernel dropped them before the engine read
     # them (rx_socket_drops), refused to send them (tx_errors) or they were longer
@@ -76,6 +78,9 @@ def engine_stats(engine_df: pd.DataFrame) -> dict[str, dict[str, Any]]:
             "max_timer_lateness_ms": float(df["max_lateness_us"].max()) / 1000,
             "cpu_fraction": float(cpu["cpu_s"].iloc[-1] - cpu["cpu_s"].iloc[0]) / span
             if span > 0 else float("nan"),
+            "work_fraction": _work_fraction(df),
+            "windows_over_cpu_cap": _last(df, "windows_over_cpu_cap")
+            if "windows_over_cpu_cap" in df.columns else float("nan"),
             **_steal(df),
             **{key: _last(df, key) for key in OUT_OF_MODEL},
         }
@@ -183,18 +188,37 @@ def _legacy_timer_problems(node: str, df: pd.DataFrame, th: TimingThresholds) ->
     return [f"engine {node}: timers late by up to {worst / 1000:.2f} ms{count}"]
 
 
-def _cpu_problems(node: str, df: pd.DataFrame, th: TimingThresholds) -> list[str]:
-    cpu = df[["t_s", "cpu_s"]].dropna()
-    if len(cpu) < 2:
-        return [(f"engine {node}: CPU time sampled {len(cpu)} time(s): its headroom cannot "
-                "be judged")]
-    dt = np.diff(cpu["t_s"].to_numpy(dtype=float))
-    dc = np.diff(cpu["cpu_s"].to_numpy(dtype=float))
+def _work_series(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Per sampled interval: its length and the engine's work in it (CPU seconds less
+    spin seconds; CPU alone for an engine that does not report spinning), and whether
+    spinning was subtracted."""
+    spun = "spin_s" in df.columns and df["spin_s"].notna().any()
+    cols = ["t_s", "cpu_s", "spin_s"] if spun else ["t_s", "cpu_s"]
+    s = df[cols].dropna()
+    dt = np.diff(s["t_s"].to_numpy(dtype=float))
+    work = np.diff(s["cpu_s"].to_numpy(dtype=float))
+    if spun:
+        work = work - np.diff(s["spin_s"].to_numpy(dtype=float))
     ok = dt > 0
-    frac = dc[ok] / dt[ok]
-    total = float(dc[ok].sum() / dt[ok].sum()) if ok.any() else 0.0
+    return dt[ok], np.clip(work[ok], 0.0, None), spun
+
+
+def _work_fraction(df: pd.DataFrame) -> float:
+    dt, work = _work_series(df)[:2]
+    return float(work.sum() / dt.sum()) if dt.size else float("nan")
+
+
+def _cpu_problems(node: str, df: pd.DataFrame, th: TimingThresholds) -> list[str]:
+    sampled = int(df["cpu_s"].notna().sum()) if "cpu_s" in df.columns else 0
+    dt, work, spun = _work_series(df)
+    if sampled < 2 or dt.size < 1:
+        return [(f"engine {node}: CPU time sampled {sampled} time(s): its headroom cannot "
+                 "be judged")]
+    frac = work / dt
+    total = float(work.sum() / dt.sum())
     busy = int((frac >= th.max_cpu_fraction).sum())
     if total >= th.max_cpu_fraction or busy > max(1, len(frac) // 10):
-        return [(f"engine {node}: no CPU headroom: {total:.0%} of a core on average, "
-                f"≥ {th.max_cpu_fraction:.0%} in {busy} of {len(frac)} intervals")]
+        what = "working (CPU less spinning)" if spun else "busy"
+        return [(f"engine {node}: no CPU headroom: {what} {total:.0%} of a core on "
+                 f"average, ≥ {th.max_cpu_fraction:.0%} in {busy} of {len(frac)} intervals")]
     return []

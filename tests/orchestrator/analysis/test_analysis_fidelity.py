@@ -172,6 +172,36 @@ def test_engine_without_cpu_headroom_is_flagged(make_run):
     assert not any("CPU" in p for p in problems(make_run(cpu_per_s=0.5)))
 
 
+def _with_spin(run, spin_per_s: float, over_cap: int = 0):
+    rows = read_metrics(run, "engine")
+    for r in rows:
+        r["spin_s"] = str(round(float(r["t_s"]) * spin_per_s, 6))
+        r["windows_over_cpu_cap"] = str(over_cap)
+    write_metrics(run, "engine", rows)
+    return run
+
+
+def test_headroom_is_judged_on_work_not_on_spinning(make_run):
+    """An engine at 95 % of a core of which 60 % is spinning for the next deadline works
+    35 %: it has headroom (spinning yields to work). Spinning 3 % of 95 % does not."""
+    assert not any("CPU" in p for p in problems(_with_spin(make_run(cpu_per_s=0.95), 0.6)))
+    found = problems(_with_spin(make_run(cpu_per_s=0.95), 0.03))
+    assert any("no CPU headroom: working (CPU less spinning) 92% of a core" in p
+               for p in found), found
+
+
+def test_work_fraction_and_cap_windows_are_in_the_summary(make_run):
+    run = _with_spin(make_run(cpu_per_s=0.8), 0.5, over_cap=7)
+    st = build_summary(run, status="completed", timings={})["fidelity"]["engines"]["R1"]
+    assert st["cpu_fraction"] == pytest.approx(0.8)
+    assert st["work_fraction"] == pytest.approx(0.3)
+    assert st["windows_over_cpu_cap"] == 7
+    # an engine that reports no spinning: work is its whole CPU
+    st = build_summary(make_run(cpu_per_s=0.8), status="completed",
+                       timings={})["fidelity"]["engines"]["R1"]
+    assert st["work_fraction"] == pytest.approx(0.8)
+
+
 def test_drops_not_caused_by_the_experiment(make_run):
     found = problems(make_run(drops_ttl=4, drops_loss=9))
     assert any("4 packets dropped for TTL expired" in p for p in found)
