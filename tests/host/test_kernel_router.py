@@ -62,6 +62,9 @@ def test_verify_transfer_survives_two_percent_loss(topology: Any, cc: str,
     assert end["verify"] == "ok"
     assert end["streams"][0]["receiver"]["verify"] == "ok"
     assert end["sum_received"]["bytes"] == n + 16  # payload + the 16-byte preamble
+    # The segments left as Ethernet frames through the packet socket (addressed to the
+    # gateway r's MAC, io/link_path.hh), and the payload check above passed through r.
+    assert end["tx_link_packets"] > 0
     assert end["sum_sent"]["retransmits"] > 0
     assert loss_drops(topo) > 0  # the loss rule really dropped packets
     # The one-off server exits once its FIN is acknowledged. Under 2 % loss that FIN

@@ -46,8 +46,10 @@ class TxBatch final : public PacketWriter {
   // when first seen); packets to further ones go through the raw socket.
   static constexpr size_t kMaxLinkDestinations = 1024;
   // An unresolved destination (no neighbour entry yet...) is asked again
-  // after this long; meanwhile its packets use the raw socket.
-  static constexpr std::chrono::milliseconds kLinkRetry{1000};
+  // after this long (a netlink query and a read of /proc/net/arp, some tens
+  // of microseconds); meanwhile its packets use the raw socket, whose first
+  // packet makes the kernel resolve the neighbour.
+  static constexpr std::chrono::milliseconds kLinkRetry{100};
 
   TxBatch(const RawSocket& sock, size_t batch_packets = 64);
   TxBatch(const TxBatch&) = delete;
