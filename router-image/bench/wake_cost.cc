@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +57,12 @@ struct Sleeper {
       // The set holds only the timerfd, not armed yet: the timeout ends the wait.
       const timespec d = to_ts(std::max<int64_t>(at - now_ns(CLOCK_MONOTONIC), 0));
       epoll_event e{};
-      ::epoll_pwait2(epfd, &e, 1, &d, nullptr);
+      // A kernel without epoll_pwait2 (ENOSYS) would return at once: the loop would
+      // spin and report a near-zero cost that the bench's min() then picks.
+      if (::epoll_pwait2(epfd, &e, 1, &d, nullptr) < 0 && errno != EINTR) {
+        std::perror("xcp-wake-cost: epoll_pwait2");
+        std::exit(1);
+      }
     } else {  // timerfd
       itimerspec spec{};
       spec.it_value = to_ts(std::max<int64_t>(at, 1));

@@ -214,3 +214,11 @@ def test_a_sweep_without_markers_in_the_page_is_refused(tmp_path: Path) -> None:
     doc.write_text("nothing\n")
     with pytest.raises(SystemExit, match="no '<!-- generated:sweep:hstcp/dumbbell-50mbps -->'"):
         doc_tool.main([str(tmp_path / "runs"), "--doc", str(doc), "--write"])
+
+
+def test_t_quantile_between_tabulated_degrees_is_never_too_small() -> None:
+    """df 11 lies between 10 and 15: t(11) = 2.201, so 2.228 (wider), not t(15) = 2.131."""
+    from tools.reproductions_doc import t95
+    assert t95(11) == 2.228
+    assert t95(4) == 2.776
+    assert t95(100) == 2.042  # t(30), not the normal 1.96

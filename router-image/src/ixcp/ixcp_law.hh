@@ -19,6 +19,9 @@
 // per-flow split (p = xi·r²·s/cwnd over SA_nm = SA − SA_m, resp. SA_m). With
 // no flow bottlenecked here the others get it all. The negative spare is
 // XCP's, over every packet (IXCP.md, "The spare split").
+//
+// Units: bytes, seconds, bytes/s, all double.
+#pragma once
 
 #include <algorithm>
 #include <cmath>
