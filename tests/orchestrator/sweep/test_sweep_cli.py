@@ -5,23 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sweep_spec_text import two_hop_spec
 
 from orchestrator.cli import main
 
-SPEC = """\
-name: drysweep
-duration: 2s
-seed: 5
-nodes:
-  h1: {role: host}
-  r1: {role: router, queue: droptail}
-  h2: {role: host}
-links:
-  - {a: h1, b: r1, capacity: 50Mbps, delay: 2ms, buffer: 1BDP}
-  - {id: bn, a: r1, b: h2, capacity: 20Mbps, delay: 2ms, buffer: 1BDP}
-flows:
-  - {id: t1, proto: tcp, cc: reno, src: h1, dst: h2}
-"""
+SPEC = two_hop_spec("drysweep")
 
 
 @pytest.fixture

@@ -15,25 +15,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from sweep_spec_text import two_hop_spec
 
 from orchestrator.cli import main
 from orchestrator.sweep.grid import parse_param
 from orchestrator.sweep.run import run_sweep
 
-SPEC = """\
-name: locksweep
-duration: 2s
-seed: 5
-nodes:
-  h1: {role: host}
-  r1: {role: router, queue: droptail}
-  h2: {role: host}
-links:
-  - {a: h1, b: r1, capacity: 50Mbps, delay: 2ms, buffer: 1BDP}
-  - {id: bn, a: r1, b: h2, capacity: 20Mbps, delay: 2ms, buffer: 1BDP}
-flows:
-  - {id: t1, proto: tcp, cc: reno, src: h1, dst: h2}
-"""
+SPEC = two_hop_spec("locksweep")
 
 
 def _held_by_someone(lock: Path) -> bool:
