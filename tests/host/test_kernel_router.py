@@ -56,7 +56,7 @@ def test_verify_transfer_survives_two_percent_loss(topology: Any, cc: str,
     n = 2_000_000
     topo = kernel_router(topology, tbf_mbit=RATE_MBIT, loss_percent=2)
     server = topo.xcpperf_server("h2", "--one-off")
-    res = client(topo, "-n", str(n), "--verify", "--cc", cc, "-i", "0", *extra)
+    res = client(topo, "-n", str(n), "--verify", "--cc", cc, "-i", "0", "--link-tx", *extra)
     assert res.rc == 0, res.stderr
     end = res.doc["end"]
     assert end["verify"] == "ok"

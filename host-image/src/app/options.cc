@@ -72,9 +72,11 @@ std::string_view usage_text() {
          "      --ixcp-link-id ID   send the iXCP block, starting from this access-link id\n"
          "      --install-icmp-filter  add the nft rule dropping ICMP protocol-unreachable\n"
          "      --no-port-filter    receive every XCP packet of the host, not only those to our ports\n"
-         "      --raw-ip-tx         send every packet through the raw IP socket, none as a finished\n"
-         "                          frame through a packet socket (for comparisons)\n"
          "                          (the kernel socket filter is off; for comparisons)\n"
+         "      --link-tx           send packets as finished Ethernet frames through a packet socket\n"
+         "                          where the route is one Ethernet hop (less CPU per packet; off by\n"
+         "                          default: its bursts overflowed the engine's receive rings)\n"
+         "      --raw-ip-tx         every packet through the raw IP socket (the default)\n"
          "      --title TEXT        label copied into the JSON output\n"
          "      --objects SPEC      client: one connection per object, START_S:BYTES[,...] or @FILE;\n"
          "                          reports each object's completion time (-t: the schedule's deadline)\n"
@@ -164,6 +166,8 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       o.port_filter = false;
     } else if (a == "--raw-ip-tx") {
       o.link_tx = false;
+    } else if (a == "--link-tx") {
+      o.link_tx = true;
     } else if (a == "--no-delayed-ack") {
       o.delayed_ack = false;
     } else if (a == "--rto-backoff") {

@@ -53,7 +53,10 @@ struct Options {
   bool install_icmp_filter = false;
   // Attach the kernel filter: only segments to our ports (io/raw_socket.hh).
   bool port_filter = true;
-  bool link_tx = true;  // frames through a packet socket where a link path exists (io/tx_batch.hh)
+  // Frames through a packet socket where a link path exists (io/tx_batch.hh), --link-tx.
+  // Off by default: in fig2c (15 s) the engine's receive ring overflowed with it, 29 and
+  // 33 frames (rx_socket_drops, unfaithful), and never without it (0 and 0, alternated).
+  bool link_tx = false;
   bool delayed_ack = true;
   bool rto_backoff_until_new_data = false;  // --rto-backoff new-data
   bool xcp_feedback_new_acks_only = false;  // --xcp-feedback new-acks
