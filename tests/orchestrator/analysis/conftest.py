@@ -14,6 +14,7 @@ import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -207,3 +208,20 @@ def make_run(tmp_path: Path):
     def make(**kw) -> Path:
         return write_run(tmp_path / f"r{next(count)}", Synth(**kw))
     return make
+
+
+@pytest.fixture
+def kept_figures(monkeypatch: pytest.MonkeyPatch):
+    """`kept_figures(module)`: MODULE's write_png keeps each figure in the returned list,
+    then writes the real PNG."""
+    from orchestrator.analysis.png import write_png
+
+    def keep_from(module: Any) -> list[Any]:
+        figures: list[Any] = []
+
+        def keep(fig: Any, path: Path) -> Path:
+            figures.append(fig)
+            return write_png(fig, path)
+        monkeypatch.setattr(module, "write_png", keep)
+        return figures
+    return keep_from

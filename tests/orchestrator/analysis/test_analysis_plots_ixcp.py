@@ -7,12 +7,10 @@ from pathlib import Path
 
 import numpy as np
 from analysis_metrics_files import write_metrics
-from matplotlib.figure import Figure
 
 from orchestrator.analysis import plots_ixcp
 from orchestrator.analysis.finalize import finalize_run
 from orchestrator.analysis.plots_xcpi import load_long_form
-from orchestrator.analysis.png import write_png
 
 TIMINGS = {"deploy_s": 1.0, "run_s": 10.0, "teardown_s": 0.5}
 
@@ -31,14 +29,8 @@ def _write_ixcp(run: Path, *, busy: bool) -> None:
     write_metrics(run, "ixcp", rows)
 
 
-def test_busy_ixcp_port_draws_y0_and_the_pools_in_mbps(make_run, monkeypatch):
-    figures: list[Figure] = []
-
-    def keep(fig: Figure, path: Path) -> Path:  # the figure, then the real PNG
-        figures.append(fig)
-        return write_png(fig, path)
-
-    monkeypatch.setattr(plots_ixcp, "write_png", keep)
+def test_busy_ixcp_port_draws_y0_and_the_pools_in_mbps(make_run, kept_figures):
+    figures = kept_figures(plots_ixcp)
     run = make_run()
     _write_ixcp(run, busy=True)
     s = finalize_run(run, status="completed", timings=TIMINGS)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -178,21 +177,12 @@ def test_sweep_lines_mark_unfaithful_points():
     assert result_line(row) == "    completed: r7; checks 2 pass, 0 fail, 0 skipped"
 
 
-def test_xcp_plot_draws_phi_h_the_pools_and_d(make_run, monkeypatch):
-    from matplotlib.figure import Figure
-
+def test_xcp_plot_draws_phi_h_the_pools_and_d(make_run, kept_figures):
     from orchestrator.analysis import plots
     from orchestrator.analysis.links import LinkData
     from orchestrator.analysis.metrics_io import load_metrics
-    from orchestrator.analysis.png import write_png
 
-    figures: list[Figure] = []
-
-    def keep(fig: Figure, path: Path) -> Path:  # the figure, then the real PNG
-        figures.append(fig)
-        return write_png(fig, path)
-
-    monkeypatch.setattr(plots, "write_png", keep)
+    figures = kept_figures(plots)
     run = make_run()
     assert plots.plot_xcp(LinkData.build(load_metrics(run).link), run / "plots") is not None
     (fig,) = figures

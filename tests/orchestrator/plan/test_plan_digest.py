@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.bench_scale import SPEC as SCALE_1000_SPEC  # the bench's own trial, pinned
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec, load_spec_text
 
@@ -30,18 +31,7 @@ FILES = {
 }
 
 GENERATED = {
-    "scale1000": ("""\
-name: scale-1000
-duration: 10s
-topology:
-  generator: tiers
-  core: 10
-  aggregation: 9
-  edge: 10
-  hosts_per_edge: 1
-deployment: {protocol: xcp, fraction: 0.3, strategy: highest-betweenness}
-traffic: {matrix: uniform, flows: 100, proto: xcp}
-""",
+    "scale1000": (SCALE_1000_SPEC,
         "57ac0e9da6d771f03915ecdb8940a01265be443b5dcd861ef7d9f78e6acdbfe0"),
     "gen_waxman": ("""\
 name: gen-waxman
