@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from orchestrator.analysis import trial_table
+from orchestrator.sweep.table import counted_run_dirs
 
 
 def main() -> int:
@@ -24,7 +25,7 @@ def main() -> int:
     p.add_argument("runs", type=Path)
     p.add_argument("--plot", type=Path)
     args = p.parse_args()
-    rs = trial_table.rows(sorted(d for d in args.runs.iterdir() if d.is_dir()))
+    rs = trial_table.rows(counted_run_dirs(args.runs))  # less a sweep's superseded
     print(trial_table.markdown(rs))
     points = trial_table.aggregate(rs)
     if any(pt["n"] > 1 for pt in points):

@@ -6,6 +6,10 @@ directory. Exit 0 when every run completed faithfully, 3 when every run complete
 but some were unfaithful (their points say UNFAITHFUL; sweep.csv `fidelity_ok`),
 1 when a run did not complete, 130 when interrupted.
 
+`--rerun-unfaithful K` runs a point flagged unfaithful again (same overrides and seed), up
+to K more times; the row is the last attempt's, the flagged ones stay in the sweep
+directory and are listed in sweep.csv `superseded_runs` (orchestrator/sweep/run.py).
+
 `--lock FILE` flocks FILE around each point's run (released between points), so a
 long sweep takes turns with other timing runs on a shared machine.
 
@@ -25,7 +29,7 @@ from rich.console import Console
 
 from orchestrator.cli.cmd_run import EXIT_UNFAITHFUL, comparison_table
 from orchestrator.sweep.grid import Point, parse_param
-from orchestrator.sweep.run import plan_sweep, run_sweep
+from orchestrator.sweep.run import MAX_RERUNS, plan_sweep, run_sweep
 from xcplab_contract.errors import XcplabError
 
 
@@ -48,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="hold an exclusive flock on FILE around each point's run and release "
                         "it between points, so other timing runs (flock FILE xcplab run ...) "
                         "take turns with the sweep, e.g. /tmp/xcplab-timing.lock")
+    p.add_argument("--rerun-unfaithful", type=int, default=0, metavar="K",
+                   help=f"run a point whose run was flagged unfaithful again, up to K more "
+                        f"times (0..{MAX_RERUNS}); the flagged runs are kept and listed in "
+                        "sweep.csv superseded_runs, never averaged")
     p.add_argument("--dry-run", action="store_true",
                    help="validate every point and print the grid; run nothing")
     p.set_defaults(func=sweep)
@@ -57,6 +65,9 @@ def sweep(args: argparse.Namespace) -> int:
     if not args.param and args.repeat < 2:
         raise XcplabError("sweep: give at least one --param PATH=V1,V2,... or --repeat N "
                           "(N >= 2: repetitions of the spec as it is)")
+    if not 0 <= args.rerun_unfaithful <= MAX_RERUNS:
+        raise XcplabError(f"sweep: --rerun-unfaithful {args.rerun_unfaithful}: must be "
+                          f"0..{MAX_RERUNS} (extra runs of a point flagged unfaithful)")
     params = [parse_param(p) for p in args.param]
     opts = {}
     for pair in args.backend_opts:
@@ -89,7 +100,8 @@ def sweep(args: argparse.Namespace) -> int:
                          backend=args.twin, on_point=on_point, on_result=on_result)
     res = run_sweep(Path(args.spec), params, args.repeat, Path(args.out),
                     backend=args.backend, backend_options=opts, influx_url=args.influx,
-                    on_point=on_point, on_result=on_result, lock=args.lock)
+                    on_point=on_point, on_result=on_result, lock=args.lock,
+                    rerun_unfaithful=args.rerun_unfaithful)
     if twin is not None:
         print_twin(twin.directory, res.directory)
     done = sum(1 for r in res.rows if r["status"] == "completed")
@@ -128,6 +140,10 @@ def result_line(row: dict[str, Any]) -> str:
     extra = f" ({row['error']})" if row.get("error") else ""
     if row.get("status") == "completed" and row.get("fidelity_ok") is not True:
         extra += " UNFAITHFUL"
+        if row.get("rerun"):
+            extra += f" ({row['rerun']}: running it again)"
+    if row.get("superseded_runs"):
+        extra += f" (rerun; flagged before: {row['superseded_runs']})"
     checks = ""
     if (row.get("expectations_total") or row.get("expectations_skipped")
             or row.get("expectations_unjudged") or row.get("expectations_not_reproduced")):

@@ -8,6 +8,13 @@ The table is rewritten after every run, so an interrupted sweep keeps what it di
 `lock`: a file flock'ed (LOCK_EX) around each point's execute_run and released between
 points, so a long sweep takes turns with other timing runs on a shared machine
 (`flock FILE xcplab run ...`) instead of holding the machine for the whole sweep.
+
+`rerun_unfaithful`: a point whose run completed but was flagged unfaithful (its checks are
+unjudged: a stall on a shared machine, frames the kernel dropped) is run again, same
+overrides and seed, up to that many more times. Its row is the last attempt's, with
+`attempts` and `superseded_runs` (the flagged attempts' run ids): those runs stay in the
+sweep directory, kept and listed, never averaged or drawn. An attempt that fails outright
+is not rerun (that is a result, not a measurement problem).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # flock does not queue its waiters, and without a pause the sweep re-takes the lock before
 # a waiting `flock FILE xcplab run` wakes up, so the other run never gets its turn.
 LOCK_TURN_S = 2.0
+MAX_RERUNS = 5  # each rerun is a whole run: bounded like the grid (bounds.MAX_SWEEP_RUNS)
 
 
 @dataclass
@@ -99,8 +107,10 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
               influx_url: str | None = None,
               on_point: Callable[[Point, int], None] | None = None,
               on_result: Callable[[dict[str, Any]], None] | None = None,
-              lock: Path | None = None) -> SweepResult:
-    from orchestrator.runner import execute_run
+              lock: Path | None = None, rerun_unfaithful: int = 0) -> SweepResult:
+    if not 0 <= rerun_unfaithful <= MAX_RERUNS:
+        raise XcplabError(f"sweep: rerun_unfaithful {rerun_unfaithful}: must be 0..{MAX_RERUNS} "
+                          "(extra runs of a point flagged unfaithful)")
     name, points = plan_sweep(spec_path, params, repeat)
     if lock is not None:
         _open_lock(lock).close()  # a bad path fails before anything runs
@@ -109,7 +119,7 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
     sdir.mkdir(parents=True)
     (sdir / "sweep.json").write_text(json.dumps({
         "sweep": sweep_id, "spec": str(spec_path), "experiment": name, "backend": backend,
-        "repeat": repeat,
+        "repeat": repeat, "rerun_unfaithful": rerun_unfaithful,
         "params": [{"path": p.path, "values": list(p.values)} for p in params],
         "points": [{"index": p.index, "overrides": p.overrides, "repetition": p.repetition,
                     "seed": p.seed} for p in points],
@@ -119,16 +129,11 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
     interrupted = False
     for n, point in enumerate(points):
         try:
-            if lock is not None and n > 0:
-                time.sleep(LOCK_TURN_S)  # a waiting timing run takes the lock now
             if on_point:
                 on_point(point, len(points))
-            with point_lock(lock):
-                res = execute_run(Path(spec_path), out_dir=sdir, backend=backend,
-                                  influx_url=influx_url, overrides=point.overrides,
-                                  backend_options=backend_options)
-            row = make_row(point, res.run_id, res.status, res.summary,
-                           (res.summary or {}).get("error"))
+            row, interrupted = _run_point(point, n, spec_path, sdir, lock, rerun_unfaithful,
+                                          on_result, backend=backend, influx_url=influx_url,
+                                          backend_options=backend_options)
         except KeyboardInterrupt:
             interrupted = True
             break
@@ -138,7 +143,7 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
         write_table(rows, table)
         if on_result:
             on_result(row)
-        if row["status"] == "cancelled":
+        if interrupted or row["status"] == "cancelled":
             interrupted = True
             break
     if not rows:
@@ -146,3 +151,42 @@ def run_sweep(spec_path: Path, params: list[Param], repeat: int, out_dir: Path, 
     plot = plot_sweep(pd.DataFrame(rows), sdir / "sweep.png") if rows else None
     return SweepResult(sweep_id, sdir, rows, table, plot, interrupted,
                        write_trial_report(sdir))
+
+
+def _flagged(row: dict[str, Any]) -> bool:
+    """Completed, but the fidelity check flagged the emulation: worth another run."""
+    return row["status"] == "completed" and row.get("fidelity_ok") is not True
+
+
+def _run_point(point: Point, n: int, spec_path: Path, sdir: Path, lock: Path | None,
+               reruns: int, on_result: Callable[[dict[str, Any]], None] | None,
+               **run_kw: Any) -> tuple[dict[str, Any], bool]:
+    """One grid point: its run, and up to `reruns` more while the run is flagged
+    unfaithful. Each attempt takes the lock on its own, with a turn for others between.
+    Returns the row and whether Ctrl-C ended a rerun (the row is then the flagged one)."""
+    from orchestrator.runner import execute_run
+    flagged: list[dict[str, Any]] = []
+    for attempt in range(reruns + 1):
+        try:
+            if lock is not None and (n > 0 or attempt > 0):
+                time.sleep(LOCK_TURN_S)  # a waiting timing run takes the lock now
+            with point_lock(lock):
+                res = execute_run(Path(spec_path), out_dir=sdir, overrides=point.overrides,
+                                  **run_kw)
+        except KeyboardInterrupt:
+            if not flagged:
+                raise
+            return _with_attempts(flagged[-1], flagged[:-1]), True  # keep what was measured
+        row = make_row(point, res.run_id, res.status, res.summary,
+                       (res.summary or {}).get("error"))
+        if not _flagged(row) or attempt == reruns:
+            return _with_attempts(row, flagged), False
+        flagged.append(row)
+        if on_result:  # say so now: the rerun takes a whole run's time
+            on_result({**row, "rerun": f"attempt {attempt + 1} of {reruns + 1}"})
+    raise AssertionError("unreachable: the last attempt returns")
+
+
+def _with_attempts(row: dict[str, Any], superseded: list[dict[str, Any]]) -> dict[str, Any]:
+    return row | {"attempts": len(superseded) + 1,
+                  "superseded_runs": " ".join(str(r["run_id"]) for r in superseded)}

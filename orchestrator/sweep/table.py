@@ -9,7 +9,8 @@ from typing import Any
 from orchestrator.analysis.flatten import flatten_summary
 from orchestrator.sweep.grid import Point
 
-FIXED = ["index", "repetition", "seed", "run_id", "status", "error"]
+FIXED = ["index", "repetition", "seed", "run_id", "status", "error", "attempts", "superseded_runs"]
+TABLE = "sweep.csv"
 
 
 def make_row(point: Point, run_id: str | None, status: str, summary: dict[str, Any] | None,
@@ -44,3 +45,20 @@ def write_table(rows: list[dict[str, Any]], path: Path) -> Path:
         for r in rows:
             w.writerow({k: ("" if v is None else v) for k, v in r.items()})
     return path
+
+
+def superseded_runs(sweep_dir: Path) -> set[str]:
+    """Run ids a sweep reran because they were flagged unfaithful (sweep.csv
+    `superseded_runs`): their directories stay beside the others but count nowhere."""
+    table = sweep_dir / TABLE
+    if not table.is_file():
+        return set()
+    with table.open(newline="") as fh:
+        return {run for r in csv.DictReader(fh) for run in (r.get("superseded_runs") or "").split()}
+
+
+def counted_run_dirs(directory: Path) -> list[Path]:
+    """The run directories under `directory` that count: all of them, less the
+    superseded attempts when it is a sweep's."""
+    skip = superseded_runs(directory)
+    return sorted(d for d in directory.iterdir() if d.is_dir() and d.name not in skip)

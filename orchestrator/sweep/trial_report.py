@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.analysis import trial_table
+from orchestrator.sweep.table import counted_run_dirs
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,10 @@ def _is_trial(run_dir: Path) -> bool:
 
 
 def write_trial_report(sweep_dir: Path) -> TrialReport | None:
-    """None when no completed run of the sweep is a deployment trial."""
-    runs = sorted(d for d in sweep_dir.iterdir()
-                  if d.is_dir() and (d / "summary.json").is_file() and _is_trial(d))
+    """None when no completed run of the sweep is a deployment trial. Attempts superseded
+    by a rerun (flagged unfaithful) are not counted."""
+    runs = [d for d in counted_run_dirs(sweep_dir)
+            if (d / "summary.json").is_file() and _is_trial(d)]
     if not runs:
         return None
     rs = trial_table.rows(runs)

@@ -222,3 +222,18 @@ def test_t_quantile_between_tabulated_degrees_is_never_too_small() -> None:
     assert t95(11) == 2.228
     assert t95(4) == 2.776
     assert t95(100) == 2.042  # t(30), not the normal 1.96
+
+
+def test_points_rerun_after_a_flagged_run_are_said_in_the_caption(tmp_path: Path) -> None:
+    """`xcplab sweep --rerun-unfaithful`: the row is the rerun's; the caption says how many
+    points were rerun and the command carries the option (a reader can repeat it)."""
+    loss = "defaults.link.loss"
+    d = _sweep(tmp_path, "wireless/loss-sweep", {loss: "1%"}, [
+        {"flow.x1.throughput_mbps": 16, "superseded_runs": "runX"},
+        {"flow.x1.throughput_mbps": 17, "superseded_runs": ""}])
+    meta = json.loads((d / "sweep.json").read_text())
+    (d / "sweep.json").write_text(json.dumps(meta | {"rerun_unfaithful": 1}))
+    block = doc_tool.render([], doc_tool.collect_sweeps([tmp_path]))["sweep:wireless/loss-sweep"]
+    assert "--repeat 2 --rerun-unfaithful 1`" in block[0]
+    assert "1 point(s) were run again after a run flagged unfaithful" in block[0]
+    assert block[4].startswith("| 1% | 2 of 2 | 0 / 0 | 16.50 ± "), block[4]
