@@ -26,6 +26,7 @@ from agents.kernel_mode import kernel_link_event
 from agents.link_sampler import PortDir, RateTracker, port_directions
 from agents.procs import ProcessTable
 from agents.sampler import Sampler
+from agents.server_groups import ServerGroup, server_groups
 from agents.share import ProcSpec
 from agents.state import STATE_ROOT, RunState, proc_starttime
 from agents.timeline import Action, Fired, MonotonicClock, TimelinePlayer, sleep_until
@@ -123,9 +124,14 @@ class AgentRuntime:
         self.apps = AppStacks(plan, self.mine, self.procs, self._ns, self._argv, Path(log_dir),
                              now=self.clock.now)
         self.apps.start_stacks()
-        for f in plan.flows:
-            if f.dst in self.mine:
-                self._start_server(f)
+        received = [f for f in plan.flows if f.dst in self.mine]
+        for f in received:
+            if f.tool == "app":
+                self.apps.start_server(f)  # returns once it listens
+        # xcpperf flows to one host with the same server options: one process
+        # (agents/server_groups.py)
+        for sg in server_groups([f for f in received if f.tool != "app"]):
+            self._start_server(sg)
         # packet captures write into the run directory, the parent of log_dir
         self.captures = Captures(plan, self.mine, self.procs, Path(log_dir).parent, self._ns)
         self.captures.prepare()
@@ -143,17 +149,14 @@ class AgentRuntime:
     def _argv(self, argv: tuple[str, ...]) -> tuple[str, ...]:
         return (_resolve_tool(argv[0]), *argv[1:])
 
-    def _start_server(self, f: Flow) -> None:
+    def _start_server(self, g: ServerGroup) -> None:
         assert self.procs
-        if f.tool == "app":
-            assert self.apps
-            self.apps.start_server(f)  # returns once it listens
-            return
-        duty = any(a.startswith("--xcpi-receiver") for a in f.server_argv)
-        run = self.procs.start(ProcSpec(key=f"{f.id}.server", ns=self._ns(f.dst),
-                                        argv=self._argv(f.server_argv), kind="server"),
+        duty = any(a.startswith("--xcpi-receiver") for a in g.argv)
+        run = self.procs.start(ProcSpec(key=g.key, ns=self._ns(g.node),
+                                        argv=self._argv(g.argv), kind="server"),
                                stdout_pipe=duty)
         if duty:  # the XCP-i receiver duty's reports: the host's `xcpi` rows
+            (f,) = g.flows  # never grouped (agents/server_groups.py)
             reader = XcpiReceiverReader()
             assert run.popen.stdout is not None
             tee = open(self.procs.log_dir / f"{f.id}.server.stdout", "wb")  # noqa: SIM115

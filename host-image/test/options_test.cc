@@ -144,5 +144,34 @@ TEST(Options, XcpiBlockShrinksThePayloadSoPacketsFitTheMtu) {
   EXPECT_EQ(connection_config(std::get<Options>(fixed), 1).packet_bytes(), 1000u + 20 + 28 + 36);
 }
 
+// One server process for several flows on a host (seed 003's complex topology ran 64
+// xcpperf processes on two cores): -p takes a list, bounded by the port filter's ranges.
+TEST(Options, ServerListensOnAListOfPortsBounded) {
+  const auto one = parse({"-s", "-p", "5203"});
+  ASSERT_TRUE(std::holds_alternative<Options>(one));
+  EXPECT_EQ(std::get<Options>(one).ports, (std::vector<uint16_t>{5203}));
+  const auto def = parse({"-s"});
+  ASSERT_TRUE(std::holds_alternative<Options>(def));
+  EXPECT_EQ(std::get<Options>(def).ports, (std::vector<uint16_t>{5201}));
+  const auto three = parse({"-s", "-p", "5205,5203,5212", "--one-off"});
+  ASSERT_TRUE(std::holds_alternative<Options>(three));
+  EXPECT_EQ(std::get<Options>(three).ports, (std::vector<uint16_t>{5205, 5203, 5212}));
+  EXPECT_EQ(std::get<Options>(three).port, 5205);
+  std::string list;
+  for (int i = 0; i < 33; ++i) list += (i ? "," : "") + std::to_string(6000 + i);
+  const auto too_many = parse({"-s", "-p", list});
+  ASSERT_TRUE(std::holds_alternative<std::string>(too_many));
+  EXPECT_NE(std::get<std::string>(too_many).find("at most 32 ports"), std::string::npos);
+  const auto twice = parse({"-s", "-p", "5203,5203"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(twice));
+  EXPECT_NE(std::get<std::string>(twice).find("5203 is listed twice"), std::string::npos);
+  const auto bad = parse({"-s", "-p", "5203,"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad));
+  EXPECT_NE(std::get<std::string>(bad).find("got '5203,'"), std::string::npos);
+  const auto client = parse({"-c", "10.0.0.2", "-p", "5203,5204"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(client));
+  EXPECT_NE(std::get<std::string>(client).find("for a server"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace xcphost

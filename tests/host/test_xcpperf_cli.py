@@ -114,3 +114,26 @@ def test_one_process_carries_1024_streams(topology: Any) -> None:
     assert len(streams) == 1024
     assert min(s["receiver"]["bytes"] for s in streams) > 16  # beyond the preamble
     assert len({s["sender"]["socket"] for s in streams}) == 1024
+
+
+@pytest.mark.root
+def test_one_server_process_serves_several_ports_one_test_each(topology: Any) -> None:
+    """-p P1,P2: the agent's one server per host for flows sharing it. With --one-off
+    it outlives the first port's test and exits once every port has served one."""
+    topo = kernel_router(topology, tbf_mbit=100)
+    server = topo.xcpperf_server("h2", "-p", "5301,5302", "--one-off")
+    n = 300_000
+    out = {}
+    for port in ("5302", "5301"):
+        p = topo.xcpperf("h1", "-c", topo.addr("h2"), "-p", port, "-n", str(n), "-P", "2",
+                         "--verify", "--cc", "newreno", "-i", "0", "--json")
+        text, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        out[port] = json.loads(text)["end"]
+        if port == "5302":  # one port served: a one-off server of two ports keeps serving
+            time.sleep(0.3)
+            assert server.poll() is None
+    for end in out.values():
+        assert [s["receiver"]["bytes"] for s in end["streams"]] == [n + 16] * 2
+        assert {s["receiver"]["verify"] for s in end["streams"]} == {"ok"}
+    assert server.wait(timeout=10) == 0

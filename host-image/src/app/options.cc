@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -40,7 +41,8 @@ std::string_view usage_text() {
          "       xcpperf -c HOST [-p PORT] [-t SECONDS | -n BYTES] [-P N] [--cc xcp|newreno|hstcp]\n"
          "               [--rate RATE] [-i SECONDS] [--verify] [--json | --json-stream] [options]\n"
          "options:\n"
-         "  -p, --port PORT         server port (default 5201)\n"
+         "  -p, --port PORT         server port (default 5201); a server may listen on several,\n"
+         "                          PORT,PORT,... (at most 32): one process for several flows\n"
          "  -t, --time SECONDS      client: send for this long (default 10)\n"
          "  -n, --bytes BYTES       client: send this many bytes per stream (K/M/G = 1024 multiples)\n"
          "  -P, --parallel N        client: parallel streams (default 1)\n"
@@ -108,11 +110,35 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       client = true;
       o.host = std::string(*v);
       o.host_addr = ntohl(addr.s_addr);
-    } else if (a == "-p" || a == "--port" || a == "--cport") {
+    } else if (a == "-p" || a == "--port") {
+      auto v = value(a);
+      if (!v) return need(a, "an integer port in 1..65535, or a list PORT,PORT,...");
+      std::vector<uint16_t> ports;
+      std::string_view rest = *v;
+      while (true) {
+        const size_t comma = rest.find(',');
+        auto d = parse_double(rest.substr(0, comma));
+        if (!d || *d < 1 || *d > 65535 || *d != std::floor(*d)) {
+          return need(a, "an integer port in 1..65535, or a list PORT,PORT,... (got '" + std::string(*v) + "')");
+        }
+        const auto port = static_cast<uint16_t>(*d);
+        if (std::find(ports.begin(), ports.end(), port) != ports.end()) {
+          return need(a, "distinct ports (" + std::to_string(port) + " is listed twice)");
+        }
+        ports.push_back(port);
+        if (ports.size() > kMaxServerPorts) {
+          return need(a, "at most " + std::to_string(kMaxServerPorts) + " ports in the list");
+        }
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+      o.port = ports.front();
+      o.ports = std::move(ports);
+    } else if (a == "--cport") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;
       if (!d || *d < 1 || *d > 65535 || *d != std::floor(*d)) return need(a, "an integer port in 1..65535");
-      (a == "--cport" ? o.cport : o.port) = static_cast<uint16_t>(*d);
+      o.cport = static_cast<uint16_t>(*d);
     } else if (a == "-t" || a == "--time") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;
@@ -245,6 +271,8 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
   }
   if (server == client) return std::string("exactly one of -s (server) or -c HOST (client) is required");
   o.mode = server ? Options::Mode::kServer : Options::Mode::kClient;
+  if (o.ports.size() > 1 && !server) return std::string("-p: a list of ports is for a server (-s); a client connects to one");
+  if (o.ports.empty()) o.ports = {o.port};
   if (o.bytes && have_time) return std::string("-t and -n are mutually exclusive");
   if (o.json && o.json_stream) return std::string("--json and --json-stream are mutually exclusive");
   if (!o.objects.empty() && (o.bytes || o.parallel != 1 || server)) {

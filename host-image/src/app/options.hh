@@ -30,6 +30,9 @@ inline constexpr int kExitVerifyFailed = 4;   // --verify: payload mismatch
 // up to 16 streams and 256 KiB each at 1024 (a 1 Gb/s link's 1/1024 share
 // for RTTs up to 2 s).
 inline constexpr uint64_t kClientSendBudgetBytes = uint64_t{256} << 20;
+// Bound on the ports one server listens on (-p list): each is one range of its
+// kernel port filter (io/raw_socket.hh kMaxFilterPortRanges).
+inline constexpr size_t kMaxServerPorts = 32;
 // Bound on -w x -P (what the process allocates and fills for send buffers).
 inline constexpr uint64_t kMaxClientSendBytes = uint64_t{4} << 30;
 
@@ -37,6 +40,9 @@ struct Options {
   enum class Mode { kServer, kClient };
   Mode mode = Mode::kClient;
   uint16_t port = 5201;
+  // Server: every port it listens on (-p P1,P2,...: one process serving several flows
+  // that share a host and options); ports[0] == port. At most kMaxServerPorts.
+  std::vector<uint16_t> ports;
   std::string host;                  // client: server address (dotted quad)
   uint32_t host_addr = 0;            // host byte order
   xcp::Duration duration = xcp::Duration::seconds(10);

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -58,19 +59,34 @@ int run_server(const Options& o) {
   // ... and it never holds more than that report: no multi-MB send buffer per stream.
   cfg.send_buffer_bytes = 64 * 1024;
   std::map<Connection*, std::pair<FlowKey, std::unique_ptr<ServerStream>>> streams;
-  uint64_t accepted = 0;
+  // With several ports (-p P1,P2,...: one process serving several flows), --one-off
+  // waits for a client on every port: each flow is one test.
+  std::map<uint16_t, uint64_t> accepted;
   bool any_mismatch = false;
-  const PortRange listening{o.port, o.port};
-  hs.accept_ports(std::span(&listening, 1));
-  hs.ep.listen(o.port, cfg, [&](Connection& c) {
-    auto s = std::make_unique<ServerStream>(hs.clock.now());
-    ServerStream* raw = s.get();
-    streams[&c] = {c.key(), std::move(s)};
-    ++accepted;
-    return raw;
-  });
+  std::vector<PortRange> listening;
+  for (uint16_t port : o.ports) listening.push_back(PortRange{port, port});
+  hs.accept_ports(listening);
+  for (uint16_t port : o.ports) {
+    accepted[port] = 0;
+    hs.ep.listen(port, cfg, [&, port](Connection& c) {
+      auto s = std::make_unique<ServerStream>(hs.clock.now());
+      ServerStream* raw = s.get();
+      streams[&c] = {c.key(), std::move(s)};
+      ++accepted[port];
+      return raw;
+    });
+  }
+  auto every_port_served = [&] {
+    for (const auto& [port, n] : accepted) {
+      if (n == 0) return false;
+    }
+    return true;
+  };
   if (!o.json && !o.json_stream) {
-    std::printf("xcpperf server listening on port %u (IP protocol 253)\n", o.port);
+    std::string ports;
+    for (uint16_t port : o.ports) ports += (ports.empty() ? "" : ",") + std::to_string(port);
+    std::printf("xcpperf server listening on port%s %s (IP protocol 253)\n", o.ports.size() > 1 ? "s" : "",
+                ports.c_str());
     std::fflush(stdout);
   }
   // The receiver duty's state every -i seconds (JSON modes): the run's `xcpi` series.
@@ -95,7 +111,7 @@ int run_server(const Options& o) {
                    it = streams.erase(it);
                  }
                  if (stop_requested()) return false;
-                 return !(o.one_off && accepted > 0 && streams.empty());
+                 return !(o.one_off && every_port_served() && streams.empty());
                },
                [&] { return next_xcpi; }});
   if (hs.xcpi) {
