@@ -19,7 +19,6 @@ from orchestrator.service.app_state import Service
 from orchestrator.service.errors import TooLarge, Unauthorized
 from orchestrator.service.models import User
 from orchestrator.service.settings import Settings, settings_from_env
-from orchestrator.service.users import authenticate
 
 
 @lru_cache(maxsize=1)
@@ -58,13 +57,13 @@ _bearer = HTTPBearer(auto_error=False, description="token printed by `xcplab use
 async def current_user(service: ServiceDep,
                        creds: Annotated[HTTPAuthorizationCredentials | None,
                                         Depends(_bearer)]) -> User:
-    """The caller, read on the event loop's own connection (one indexed query: no
-    thread-pool hop, no wait for the shared pool). Detached: id, name and admin are
-    loaded; handlers pass it to their own session by id."""
+    """The caller, from the token cache or read on the event loop's own connection (one
+    indexed query: no thread-pool hop, no wait for the shared pool). Detached: id, name
+    and admin are loaded; handlers pass it to their own session by id."""
     if creds is None or creds.scheme.lower() != "bearer":
         raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
     token = creds.credentials
-    return service.read_on_loop(lambda db: authenticate(db, token))
+    return service.authenticate(token)
 
 
 CurrentUser = Annotated[User, Depends(current_user)]

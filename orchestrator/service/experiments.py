@@ -7,7 +7,9 @@ same as one that does not exist, so ids cannot be probed.
 
 from __future__ import annotations
 
-from sqlalchemy import Select, func, select, update
+from typing import Any
+
+from sqlalchemy import Connection, Row, Select, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from orchestrator.service.errors import BadRequest, Conflict, NotFound
@@ -63,6 +65,60 @@ def list_(db: Session, user: User, *, state: State | None, limit: int,
         q = q.where(Experiment.state == state.value)
     total = db.scalar(select(func.count()).select_from(q.subquery())) or 0
     rows = list(db.scalars(q.order_by(Experiment.seq.desc()).limit(limit).offset(offset)))
+    return rows, total
+
+
+# What a status or history answer shows, read as plain rows (SQLAlchemy Core on a bare
+# connection: no session, no ORM objects, no spec text). A status answer read through
+# the ORM cost about 0.4 ms of the event loop's CPU, this one about 0.06 ms (issue 19).
+_E = Experiment.__table__
+_U = User.__table__
+_STATUS_COLUMNS = (_E.c.id, _E.c.state, _E.c.name, _E.c.pool, _U.c.name.label("owner"),
+                   _E.c.sweep_id, _E.c.overrides, _E.c.submitted_at, _E.c.started_at,
+                   _E.c.finished_at, _E.c.phase, _E.c.fraction, _E.c.elapsed_s, _E.c.message,
+                   _E.c.error, _E.c.summary)
+
+
+def _status_query(own: bool, by_state: bool) -> tuple[Select[Any], Select[Any]]:
+    """(rows, count) of the status answers, built once: a statement's construction cost
+    more than running it. Parameters: uid (OWN), st (BY_STATE); rows also exp_id or
+    lim/off by the caller's `where`/`limit`."""
+    rows: Select[Any] = select(*_STATUS_COLUMNS).join_from(_E, _U, _E.c.user_id == _U.c.id)
+    count: Select[Any] = select(func.count()).select_from(_E)
+    if own:
+        rows = rows.where(_E.c.user_id == bindparam("uid"))
+        count = count.where(_E.c.user_id == bindparam("uid"))
+    if by_state:
+        rows = rows.where(_E.c.state == bindparam("st"))
+        count = count.where(_E.c.state == bindparam("st"))
+    return rows, count
+
+
+_GET = {own: _status_query(own, False)[0].where(_E.c.id == bindparam("exp_id"))
+        for own in (False, True)}
+_LIST = {(own, by_state): (rows.order_by(_E.c.seq.desc())
+                           .limit(bindparam("lim")).offset(bindparam("off")), count)
+         for own in (False, True) for by_state in (False, True)
+         for rows, count in [_status_query(own, by_state)]}
+
+
+def get_row(conn: Connection, user: User, exp_id: str) -> Row[Any]:
+    """`get`'s experiment as a row of `_STATUS_COLUMNS` (attributes as the model's, the
+    owner's name as `owner`); NotFound alike for a missing and someone else's one."""
+    row = conn.execute(_GET[not user.admin], {"uid": user.id, "exp_id": exp_id}).first()
+    if row is None:
+        raise NotFound("experiment", exp_id)
+    return row
+
+
+def list_rows(conn: Connection, user: User, *, state: State | None, limit: int,
+              offset: int) -> tuple[list[Row[Any]], int]:
+    """`list_` as rows of `_STATUS_COLUMNS`, newest first, and the total."""
+    rows_q, count_q = _LIST[(not user.admin, state is not None)]
+    params = {"uid": user.id, "st": state.value if state is not None else None,
+              "lim": limit, "off": offset}
+    total = conn.execute(count_q, params).scalar() or 0
+    rows = list(conn.execute(rows_q, params))
     return rows, total
 
 

@@ -56,6 +56,11 @@ class Settings(BaseModel):
     # (bench/bench_api_live.py) can split its latency into waiting before the app, the
     # handlers, and waiting after. Off by default: it tells a client the server's uptime.
     server_timing_clock: bool = False
+    # A bearer token checked once is trusted this long without a database lookup
+    # (orchestrator/service/token_cache.py); a revoked token is refused at most this
+    # long after `xcplab user revoke`. 0 looks every request up. Bounded in entries.
+    token_cache_s: float = Field(default=5.0, ge=0.0, le=300.0)
+    token_cache_entries: int = Field(default=10_000, ge=1, le=1_000_000)
     # Reserved for tests: "module:function" replacing the real runner
     # (orchestrator.runner.execute_run) with a function of the same signature.
     # Never set it in a deployment.
@@ -100,6 +105,7 @@ _ENV_FIELDS: dict[str, str] = {
     "SUBMIT_RATE_PER_MIN": "submit_rate_per_min", "SUBMIT_BURST": "submit_burst",
     "SCHEDULER_POLL_S": "scheduler_poll_s", "SERVER_TIMING_CLOCK": "server_timing_clock",
     "VALIDATION_WORKERS": "validation_workers", "VALIDATION_QUEUE": "validation_queue",
+    "TOKEN_CACHE_S": "token_cache_s", "TOKEN_CACHE_ENTRIES": "token_cache_entries",
     "TEST_ONLY_RUN_FUNCTION": "test_only_run_function",
 }
 

@@ -11,8 +11,8 @@ import hashlib
 import hmac
 import secrets
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, bindparam, select
+from sqlalchemy.orm import Session, make_transient_to_detached
 
 from orchestrator.service.errors import Unauthorized
 from orchestrator.service.models import Token, User
@@ -60,6 +60,31 @@ def authenticate(db: Session, token: str) -> User:
     row, user = found
     if row.revoked or not hmac.compare_digest(row.digest, _digest(row.salt, secret)):
         raise bad
+    return user
+
+
+_T = Token.__table__
+_U = User.__table__
+# Built once (building a statement costs more than running it on SQLite).
+_TOKEN_USER = (select(_T.c.salt, _T.c.digest, _T.c.revoked, _U.c.id, _U.c.name, _U.c.admin)
+               .join_from(_T, _U, _T.c.user_id == _U.c.id)
+               .where(_T.c.id == bindparam("token_id")))
+
+
+def authenticate_conn(conn: Connection, token: str) -> User:
+    """`authenticate` as one Core query on a bare connection (no session, no ORM load):
+    the API's per-request check, about a fifth of the ORM's CPU (issue 19). The User
+    is detached, with id, name and admin set."""
+    bad = Unauthorized("invalid or revoked token")
+    if not token.startswith(TOKEN_PREFIX) or "." not in token:
+        raise bad
+    token_id, _, secret = token[len(TOKEN_PREFIX):].partition(".")
+    row = conn.execute(_TOKEN_USER, {"token_id": token_id}).first()
+    if row is None or row.revoked or not hmac.compare_digest(row.digest,
+                                                             _digest(row.salt, secret)):
+        raise bad
+    user = User(id=row.id, name=row.name, admin=bool(row.admin))
+    make_transient_to_detached(user)
     return user
 
 

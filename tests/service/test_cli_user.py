@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -27,9 +28,18 @@ def test_user_add_token_authenticates_until_revoked(tmp_path: Path) -> None:
     # the database never holds the secret part of the token
     assert token.split(".", 1)[1].encode() not in (tmp_path / "xcplab.db").read_bytes()
 
-    app = create_app(settings=Settings(data_dir=tmp_path), start_scheduler=False)
+    # The API keeps a checked token token_cache_s (orchestrator/service/token_cache.py);
+    # `user revoke` writes the database from another process, so the revocation takes
+    # effect once the cached check expires: refused within token_cache_s, not later.
+    ttl = 1.0
+    app = create_app(settings=Settings(data_dir=tmp_path, token_cache_s=ttl),
+                     start_scheduler=False)
     with TestClient(app) as client:
         h = {"Authorization": f"Bearer {token}"}
         assert client.get("/api/v1/experiments", headers=h).status_code == 200
         cli("user", "revoke", "erin", env=env)
+        revoked_at = time.monotonic()
+        while client.get("/api/v1/experiments", headers=h).status_code == 200:
+            assert time.monotonic() - revoked_at < ttl + 0.5, "revoked token still accepted"
+            time.sleep(0.05)
         assert client.get("/api/v1/experiments", headers=h).status_code == 401

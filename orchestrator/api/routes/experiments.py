@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection
 from sse_starlette.sse import EventSourceResponse
 
 from orchestrator.api.deps import (
@@ -83,24 +83,25 @@ async def list_experiments(user: CurrentUser, service: ServiceDep, state: State 
                            limit: Annotated[int, Query(ge=1, le=500)] = 50,
                            offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
                            ) -> ExperimentPage:
-    def page(db: Session) -> ExperimentPage:
-        rows, total = experiments.list_(db, user, state=state, limit=limit, offset=offset)
-        return ExperimentPage(items=[ExperimentOut.of(e) for e in rows], total=total,
+    def page(conn: Connection) -> ExperimentPage:
+        rows, total = experiments.list_rows(conn, user, state=state, limit=limit, offset=offset)
+        return ExperimentPage(items=[ExperimentOut.of_row(r) for r in rows], total=total,
                               limit=limit, offset=offset)
 
     if limit <= LOOP_PAGE_ROWS:
-        return service.read_on_loop(page)
+        return service.rows_on_loop(page)
 
     def in_thread() -> ExperimentPage:
-        with service.sessions() as db:
-            return page(db)
+        with service.engine.connect() as conn:
+            return page(conn)
 
     return await run_in_threadpool(in_thread)
 
 
 @router.get("/{exp_id}", response_model=ExperimentOut)
 async def get_experiment(exp_id: str, user: CurrentUser, service: ServiceDep) -> ExperimentOut:
-    return service.read_on_loop(lambda db: ExperimentOut.of(experiments.get(db, user, exp_id)))
+    return service.rows_on_loop(
+        lambda conn: ExperimentOut.of_row(experiments.get_row(conn, user, exp_id)))
 
 
 @router.post("/{exp_id}/cancel", response_model=ExperimentOut)
