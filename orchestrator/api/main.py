@@ -3,6 +3,7 @@ scheduler) starts with the app's lifespan and stops with it."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -18,6 +19,7 @@ from orchestrator.api.server_timing import ServerTiming
 from orchestrator.api.web import install as install_web
 from orchestrator.dashboards import install as install_dashboards
 from orchestrator.service.app_state import Service
+from orchestrator.service.cpu_share import prioritise_this_thread
 from orchestrator.service.runfn import RunFunction
 from orchestrator.service.settings import Settings
 
@@ -44,6 +46,9 @@ def create_app(*, settings: Settings | None = None, run_fn: RunFunction | None =
         app.state.progress_hub = ProgressHub(service.sessions, settings.scheduler_poll_s)
         if start_scheduler:
             service.start()
+            # after the scheduler thread exists: it and the runs keep the default nice
+            app.state.loop_thread_id = threading.get_native_id()
+            app.state.loop_nice = prioritise_this_thread(settings.api_nice)
         try:
             yield
         finally:

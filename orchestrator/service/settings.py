@@ -61,6 +61,10 @@ class Settings(BaseModel):
     # long after `xcplab user revoke`. 0 looks every request up. Bounded in entries.
     token_cache_s: float = Field(default=5.0, ge=0.0, le=300.0)
     token_cache_entries: int = Field(default=10_000, ge=1, le=1_000_000)
+    # Nice value of the API's event-loop thread: above the flow tools and other normal
+    # tasks, below the engines' SCHED_FIFO (orchestrator/service/cpu_share.py). 0 leaves
+    # the default; a negative value needs CAP_SYS_NICE (logged and ignored without).
+    api_nice: int = Field(default=0, ge=-20, le=19)
     # Reserved for tests: "module:function" replacing the real runner
     # (orchestrator.runner.execute_run) with a function of the same signature.
     # Never set it in a deployment.
@@ -106,6 +110,7 @@ _ENV_FIELDS: dict[str, str] = {
     "SCHEDULER_POLL_S": "scheduler_poll_s", "SERVER_TIMING_CLOCK": "server_timing_clock",
     "VALIDATION_WORKERS": "validation_workers", "VALIDATION_QUEUE": "validation_queue",
     "TOKEN_CACHE_S": "token_cache_s", "TOKEN_CACHE_ENTRIES": "token_cache_entries",
+    "API_NICE": "api_nice",
     "TEST_ONLY_RUN_FUNCTION": "test_only_run_function",
 }
 
