@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import time
@@ -38,6 +39,20 @@ _GATE = ("/bin/sh", "-c", 'read -r _ || exit 0; exec "$@"', "xcplab-gate")
 # backend, tools=image): the flows' tools. Engines and captures read and write paths of
 # this machine (configs, pcap files), so they stay on its file system.
 IMAGE_KINDS = frozenset({"server", "client"})
+# Kinds of process that run at the agent option host_nice: the flows' tools and the
+# socket stack daemon of app flows (the hosts' transport).
+TOOL_KINDS = IMAGE_KINDS | {"stackd"}
+
+
+def _niced(nice: int) -> list[str]:
+    """argv prefix running a command at nice value `nice`: nice sets it and execs, so
+    every thread and child the tool starts has it too (setting it on a PID after the
+    start would miss the threads already running)."""
+    path = shutil.which("nice")
+    if path is None:
+        raise BackendError(node="(agent)", cmd="nice", rc=None,
+                           stderr=f"host_nice={nice} needs nice (coreutils) on PATH")
+    return [path, "-n", str(nice)]
 
 
 class StartGate:
@@ -158,8 +173,10 @@ class ProcessTable:
 
     def __init__(self, state: RunState, log_dir: Path, state_root: Path | None = None,
                  cgroups: dict[str, list[str]] | None = None,
-                 image_of: dict[str, int] | None = None):
+                 image_of: dict[str, int] | None = None, tool_nice: int = 0):
         self.state = state
+        # nice value of TOOL_KINDS processes (agent option host_nice), 0 = the agent's
+        self.tool_nice = tool_nice
         self.log_dir = log_dir
         self.state_root = state_root
         # namespace -> cgroup.procs files its processes join (a container's limits)
@@ -195,6 +212,8 @@ class ProcessTable:
         if spec.ns is not None:
             enter, tool = self._enter(spec)
         argv = [*enter, *_GATE, *tool] if gate else [*enter, *tool]
+        if self.tool_nice != 0 and spec.kind in TOOL_KINDS:
+            argv = [*_niced(self.tool_nice), *argv]
         if spec.ns is not None:
             if self.cgroups.get(spec.ns):
                 argv = [*_cgroup_join(self.cgroups[spec.ns]), *argv]

@@ -104,7 +104,8 @@ class AgentRuntime:
                                   # "tools": "image": the flows' tools from the container's
                                   # file system (docker backend, tools=image)
                                   {ns: int(a["pid"]) for ns, a in attach.items()
-                                   if a.get("tools") == "image"})
+                                   if a.get("tools") == "image"},
+                                  tool_nice=int(self.options["host_nice"]))
         t0 = time.monotonic()
         self.dep = deploy.deploy(share, attach={ns: int(a["pid"]) for ns, a in attach.items()})
         waited = deploy.wait_operational(self.dep)

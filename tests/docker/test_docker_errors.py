@@ -57,7 +57,7 @@ def test_no_daemon_one_line_nothing_left(tmp_path: Path, env: dict[str, str],
     ({"memory": "lots"}, "memory='lots'"),
     ({"engine_per": "node"}, "engine_per='node' (valid: machine, router)"),
     ({"ram": "1g"}, "unknown option 'ram' (valid: router_mode, engine_per, engine_priority, "
-                    "cpuset, memory, tools)"),
+                    "host_nice, cpuset, memory, tools)"),
     ({"tools": "both"}, "tools='both' (valid: host, image)"),
 ])
 def test_bad_options_refused(opts: dict[str, str], says: str) -> None:
