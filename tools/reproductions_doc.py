@@ -371,7 +371,13 @@ def collect_sweeps(roots: list[Path]) -> list[Sweep]:
             with table.open(newline="") as f:
                 rows = tuple(csv.DictReader(f))
             commits, times = set(), []
+            options: dict[str, str] = {}  # --backend-opt, as the runs' summaries record them
             for r in rows:
+                summary = d / r.get("run_id", "") / "summary.json"
+                if r.get("run_id") and summary.is_file() and not options:
+                    options = {str(k): str(v) for k, v in
+                               (json.loads(summary.read_text()).get("backend_options")
+                                or {}).items()}
                 m = d / r.get("run_id", "") / "manifest.json"
                 if r.get("run_id") and m.is_file():
                     manifest = json.loads(m.read_text())
@@ -385,7 +391,8 @@ def collect_sweeps(roots: list[Path]) -> list[Sweep]:
                 for p in meta.get("params") or []) + (
                 f" --repeat {meta['repeat']}" if int(meta.get("repeat") or 1) > 1 else "") + (
                 f" --rerun-unfaithful {meta['rerun_unfaithful']}"
-                if int(meta.get("rerun_unfaithful") or 0) > 0 else "")
+                if int(meta.get("rerun_unfaithful") or 0) > 0 else "") + "".join(
+                f" --backend-opt {k}={v}" for k, v in sorted(options.items()))
             out.append(Sweep(d, name, tuple(str(p["path"]) for p in meta.get("params") or []),
                              rows, tuple(sorted(commits)), tuple(sorted(times)), command))
     return out

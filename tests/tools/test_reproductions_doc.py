@@ -237,3 +237,17 @@ def test_points_rerun_after_a_flagged_run_are_said_in_the_caption(tmp_path: Path
     assert "--repeat 2 --rerun-unfaithful 1`" in block[0]
     assert "1 point(s) were run again after a run flagged unfaithful" in block[0]
     assert block[4].startswith("| 1% | 2 of 2 | 0 / 0 | 16.50 ± "), block[4]
+
+
+def test_the_command_carries_the_runs_backend_options(tmp_path: Path) -> None:
+    """A sweep run with `--backend-opt host_nice=-15` (the flows' tools' nice value moved
+    XCP at 5 % BDP from 0.82 to 0.95 on a shared machine): the caption's command says so,
+    or a reader repeating it measures something else."""
+    buf = "links[bottleneck].buffer"
+    d = _sweep(tmp_path, "hstcp/buffer-sweep", {buf: "0.05BDP"},
+               [{"link.r1->r2.utilization": 0.95}])
+    (d / "run0" / "summary.json").write_text(json.dumps(
+        {"backend_options": {"host_nice": "-15"}}))
+    block = doc_tool.render([], doc_tool.collect_sweeps([tmp_path]))["sweep:hstcp/buffer-sweep"]
+    assert ("`xcplab sweep experiments/hstcp/buffer-sweep.yaml --param "
+            "'links[bottleneck].buffer=0.05BDP' --backend-opt host_nice=-15`") in block[0]
