@@ -96,6 +96,20 @@ TEST(IxcpController, MatchingGetsSparePlusShuffleOthersSpareOnly) {
   EXPECT_NEAR(f.ctl.spare_pools().pos_nm, 1e5 - 400, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle_pools().pos, 3e5 - 1200, 1e-6);
   EXPECT_NEAR(f.ctl.shuffle_pools().neg, 3e5 - 600, 1e-6);
+  // What the link wrote into matching packets, by part (the non-matching
+  // packet's 40 B are not in them).
+  const IxcpCounters& c = f.ctl.ixcp_counters();
+  EXPECT_NEAR(c.m_p_spare, 40, 1e-9);
+  EXPECT_NEAR(c.m_p_shuffle, 120, 1e-9);
+  EXPECT_NEAR(c.m_n_spare, 0, 1e-9);
+  EXPECT_NEAR(c.m_n_shuffle, 60, 1e-9);
+  EXPECT_EQ(c.m_not_lowered, 0u);
+  // An upstream hop already gave less: nothing written, counted.
+  auto q = make_ixcp_packet(1000, 50000, 100000, 10, kOurs, kOurs);
+  f.ctl.on_departure(*q);
+  EXPECT_EQ(wire_feedback(*q), 10);
+  EXPECT_EQ(c.m_not_lowered, 1u);
+  EXPECT_NEAR(c.m_p_spare, 40, 1e-9);
 }
 
 TEST(IxcpLaw, PositiveSpareSplitBetweenTheKinds) {

@@ -54,8 +54,18 @@ void IxcpController::on_departure(Packet& p) {
   const IxcpFeedback f = compute_ixcp_departure(state_, shuffle_, spare_pools_, shuffle_pools_, matches(h),
                                                 p.wire_bytes(), capped_rtt_s(h.rtt_us), h.cwnd_bytes,
                                                 h.feedback_bytes);
-  if (!f.lowers) return;
+  const bool m = matches(h);
+  if (!f.lowers) {
+    if (m) ++ixcp_counters_.m_not_lowered;
+    return;
+  }
   ++counters_.feedback_lowered;
+  if (m) {
+    ixcp_counters_.m_p_spare += f.p_spare;
+    ixcp_counters_.m_n_spare += f.n_spare;
+    ixcp_counters_.m_p_shuffle += f.p_shuffle;
+    ixcp_counters_.m_n_shuffle += f.n_shuffle;
+  }
   // Decided on the header as it arrived (H_feedback before this hop's write).
   const uint32_t next = h.has_ixcp() ? next_bottleneck_id(h, f.fb, p.wire_bytes()) : 0;
   write_feedback(p, f.fb);
@@ -121,6 +131,11 @@ void IxcpController::report(nlohmann::json& out) const {
       {"claims_declined", ixcp_counters_.claims_declined},
       {"ids_released", ixcp_counters_.ids_released},
       {"local_rate", local_rate()},
+      {"m_p_spare", ixcp_counters_.m_p_spare},
+      {"m_n_spare", ixcp_counters_.m_n_spare},
+      {"m_p_shuffle", ixcp_counters_.m_p_shuffle},
+      {"m_n_shuffle", ixcp_counters_.m_n_shuffle},
+      {"m_not_lowered", ixcp_counters_.m_not_lowered},
   };
 }
 
