@@ -73,14 +73,17 @@ def _run_once(spec: str, out: Path, sets: list[str], timeout_s: float) -> dict[s
 
 
 def run_sweep(spec: str, out: Path, params: list[str], repeat: int,
-              timeout_s: float) -> list[dict[str, str]]:
-    """`xcplab sweep experiments/SPEC --param ... --repeat N --rerun-unfaithful 1`; returns
-    sweep.csv's rows. A point flagged unfaithful is run once more, as run_spec reruns a
-    flagged run; one flagged twice stays in the rows as unfaithful and fails the test."""
+              timeout_s: float, backend_opts: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """`xcplab sweep experiments/SPEC --param ... --repeat N --rerun-unfaithful 1
+    [--backend-opt K=V ...]`; returns sweep.csv's rows. A point flagged unfaithful is run
+    once more, as run_spec reruns a flagged run; one flagged twice stays in the rows as
+    unfaithful and fails the test."""
     args = ["sweep", str(EXPERIMENTS / spec), "--out", str(out), "--repeat", str(repeat),
             "--rerun-unfaithful", "1"]
     for p in params:
         args += ["--param", p]
+    for o in backend_opts:
+        args += ["--backend-opt", o]
     res = _xcplab(args, timeout_s)
     lines = res.stdout.strip().splitlines()
     assert lines, f"xcplab sweep {spec} printed nothing\nstderr:\n{res.stderr[-3000:]}"
