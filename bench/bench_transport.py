@@ -6,12 +6,21 @@ experiment. No router is on the path, so xcpperf runs `--cc newreno`: XCP
 without a router would get no feedback other than its own unlimited request
 and is then limited only by the send buffer, which measures the same thing.
 Goodput is the receiver's byte count over the test time.
+
+The same pair runs twice more with both of its ends pinned to one CPU
+(`taskset`): then goodput measures the CPU each tool spends per packet, all of
+it on one core (sender, the receiver's kernel input that veth runs in the
+sender's context, receiver, ACKs), without the scheduler's placement of two
+processes on the machine's cores, which moved the two-CPU xcpperf figure
+between 1.0 and 3.8 Gb/s from run to run (issue 22, 2026-11-27; where the
+CPU goes: host-image/THROUGHPUT.md).
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import os
 import secrets
 import subprocess
 import threading
@@ -88,27 +97,44 @@ def _drain(pipe: IO[str]) -> None:
     collections.deque(pipe, maxlen=20)
 
 
-def run() -> dict[str, Any]:
+def _xcpperf(path: _VethPath, pin: tuple[str, ...]) -> dict[str, Any]:
     xcpperf = str(tool("xcpperf"))
+    # --link-tx: frames through the packet socket, xcpperf's fastest (opt-in) path
+    server = path.start_server(path.b, *pin, xcpperf, "-s", "--link-tx")  # raw socket open
+    try:
+        doc = path.run(path.a, *pin, xcpperf, "-c", "10.78.0.2", "-t", str(DURATION_S), "-i", "0",
+                       "--cc", "newreno", "--json", "--link-tx", timeout=DURATION_S + 30)
+    finally:
+        stop_process(server)
+    end: dict[str, Any] = doc["end"]
+    return end
+
+
+def _iperf3(path: _VethPath, pin: tuple[str, ...]) -> float:
+    iperf = path.start(path.b, *pin, "iperf3", "-s", "-1")
+    try:
+        time.sleep(0.3)
+        tcp = path.run(path.a, *pin, "iperf3", "-c", "10.78.0.2", "-t", str(DURATION_S), "--json",
+                       timeout=DURATION_S + 30)
+    finally:
+        stop_process(iperf)
+    return float(tcp["end"]["sum_received"]["bits_per_second"]) / 1e6
+
+
+def run() -> dict[str, Any]:
+    one_cpu = ("taskset", "-c", str(min(os.sched_getaffinity(0))))
     with _VethPath() as path:
-        # --link-tx: frames through the packet socket, xcpperf's fastest (opt-in) path
-        server = path.start_server(path.b, xcpperf, "-s", "--link-tx")  # raw socket open
-        try:
-            doc = path.run(path.a, xcpperf, "-c", "10.78.0.2", "-t", str(DURATION_S), "-i", "0",
-                           "--cc", "newreno", "--json", "--link-tx", timeout=DURATION_S + 30)
-        finally:
-            stop_process(server)
-        xcp_end = doc["end"]
-        iperf = path.start(path.b, "iperf3", "-s", "-1")
-        try:
-            time.sleep(0.3)
-            tcp = path.run(path.a, "iperf3", "-c", "10.78.0.2", "-t", str(DURATION_S), "--json",
-                           timeout=DURATION_S + 30)
-        finally:
-            stop_process(iperf)
+        xcp_end = _xcpperf(path, ())
+        tcp_mbps = _iperf3(path, ())
+        xcp_one = _xcpperf(path, one_cpu)
+        tcp_one_mbps = _iperf3(path, one_cpu)
     return {"transport": {
         "xcpperf_goodput_mbps": xcp_end["sum_received"]["bits_per_second"] / 1e6,
-        "kernel_tcp_goodput_mbps": tcp["end"]["sum_received"]["bits_per_second"] / 1e6,
+        "kernel_tcp_goodput_mbps": tcp_mbps,
+        # Both ends of each pair on one CPU: the ratio of CPU per packet.
+        "xcpperf_goodput_one_cpu_mbps": xcp_one["sum_received"]["bits_per_second"] / 1e6,
+        "kernel_tcp_goodput_one_cpu_mbps": tcp_one_mbps,
+        "one_cpu": int(one_cpu[-1]),
         "xcpperf_retransmits": xcp_end["sum_sent"]["retransmits"],
         "xcpperf_cc": "newreno (no router on the path)",
         "xcpperf_tx": "--link-tx (packet socket; the default is the raw IP socket)",
