@@ -23,7 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.app_flows import AppStacks
+from agents.client_groups import ClientGroup, client_groups
 from agents.flow_sampler import StreamSample, XcpperfReader, iperf3_interval_rows
+from agents.line_pump import json_object, pump_lines
 from agents.procs import ProcessTable, Running, StartGate
 from agents.sampler import Sampler
 from agents.share import ProcSpec
@@ -103,8 +105,15 @@ class FlowControl:
         """Spawn the clients parked at gates, one gate per start instant (before
         t=0: spawning takes milliseconds, releasing a gate microseconds)."""
         gates: dict[float, StartGate] = {}
-        for f in flows:
-            if f.id in self.armed or f.id in self.clients:
+        todo = [f for f in flows if f.id not in self.armed and f.id not in self.clients]
+        # web-like flows a host sends together: one process (agents/client_groups.py)
+        for g in client_groups(self.plan, todo):
+            gate = gates.setdefault(g.flows[0].start_s, StartGate(self.now))
+            run, readers = self._spawn_group(g, gate)
+            for f in g.flows:
+                self.armed[f.id] = (run, readers[f.id], gate)
+        for f in todo:
+            if f.id in self.armed:
                 continue
             gate = gates.setdefault(f.start_s, StartGate(self.now))
             self.armed[f.id] = (*self._spawn(f, gate), gate)
@@ -169,6 +178,28 @@ class FlowControl:
         tee = open(self.procs.log_dir / f"{f.id}.client.stdout", "wb")  # noqa: SIM115
         reader.pump(run.popen.stdout, tee)  # the reader thread closes it
         return run, reader
+
+    def _spawn_group(self, g: ClientGroup, gate: StartGate
+                     ) -> tuple[Running, dict[str, XcpperfReader]]:
+        """One xcpperf process playing the group's flows (--job per flow); its output
+        lines go to each flow's reader by their "job" tag. The flows share the process
+        (start, stop, exit status) and keep their own reports."""
+        run = self.procs.start(ProcSpec(key=g.key, ns=self.ns_of(g.flows[0].src),
+                                        argv=self.argv_of(g.argv), kind="client"),
+                               stdout_pipe=True, gate=gate)
+        readers = {f.id: XcpperfReader() for f in g.flows}
+
+        def feed(line: str) -> None:
+            obj, _bad = json_object(line)
+            job = obj.get("job") if obj is not None else None
+            reader = readers.get(job) if isinstance(job, str) else None
+            if reader is not None:
+                reader.feed(line)
+
+        assert run.popen.stdout is not None
+        tee = open(self.procs.log_dir / f"{g.key}.stdout", "wb")  # noqa: SIM115
+        pump_lines(run.popen.stdout, feed, "xcpperf-jobs", tee)  # the thread closes tee
+        return run, readers
 
     def stop(self, flow_id: str, quiet: bool = False) -> Any:
         run = self.clients.get(flow_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents.client_groups import client_groups
 from agents.server_groups import MAX_PORTS, server_groups
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec_text
@@ -65,3 +66,43 @@ def test_groups_hold_at_most_max_ports_and_differing_options_stay_apart() -> Non
     assert groups[1].key == f"f{MAX_PORTS}+f{MAX_PORTS + 1}+f{MAX_PORTS + 2}.server"
     assert groups[2].key == "acked.server" and "--no-delayed-ack" in groups[2].argv
     assert groups[3].key == "kernel.server" and groups[3].argv[0] == "iperf3"
+
+
+def test_seed003_web_flows_share_one_client_process_per_server_host() -> None:
+    """agents/client_groups.py: the 20 web flows (10 per web server, all from 0 s to
+    40 s) become 2 processes; the long flows stay alone; each flow keeps its own job
+    with its own destination, port and schedule."""
+    spec = ROOT / "experiments/hstcp/complex-tiers.yaml"
+    plan = make_plan(load_spec_text(spec.read_text(), str(spec)), "ct-20260101T000000-0000")
+    groups = client_groups(plan, list(plan.flows))
+    assert sorted(len(g.flows) for g in groups) == [10, 10]
+    for g in groups:
+        assert len({f.src for f in g.flows}) == 1
+        jobs = [i for i, a in enumerate(g.argv) if a == "--job"]
+        assert [g.argv[i + 1] for i in jobs] == [f.id for f in g.flows]
+        for i, f in zip(jobs, g.flows, strict=True):
+            own = g.argv[i + 2:(jobs + [len(g.argv)])[jobs.index(i) + 1]]
+            assert own[own.index("-c") + 1] == f.dst_addr
+            assert own[own.index("-p") + 1] == str(f.port)
+            assert own[own.index("--objects") + 1] == \
+                f.client_argv[f.client_argv.index("--objects") + 1]
+        assert g.argv[:g.argv.index("--job")] == ("xcpperf", "--json-stream", "-i", "0.2",
+                                                   "--cc", "xcp")
+
+
+WEB = SPEC.replace("  - {a: r1, b: h2",
+                   "  - {a: r1, b: h3, capacity: 20Mbps, delay: 10ms}\n  - {a: r1, b: h2") \
+    .replace("  h2: {role: host}", "  h2: {role: host}\n  h3: {role: host}")
+
+
+def test_objects_flows_group_only_when_nothing_addresses_them_alone() -> None:
+    flows = ("  - {id: a, src: h1, dst: h2, objects: [{at: 0.1s, size: 4KB}]}\n"
+             "  - {id: b, src: h1, dst: h3, objects: [{at: 0.2s, size: 8KB}]}\n"
+             "  - {id: c, src: h1, dst: h3, objects: [{at: 0.3s, size: 8KB}]}\n")
+    plan = make_plan(load_spec_text(WEB + flows, "web.yaml"), "web-20260101T000000-0000")
+    assert [[f.id for f in g.flows] for g in client_groups(plan, list(plan.flows))] == \
+        [["a", "b", "c"]]
+    stopped = WEB + flows + "timeline:\n  - {at: 1s, flow_stop: b}\n"
+    plan = make_plan(load_spec_text(stopped, "web.yaml"), "web-20260101T000000-0000")
+    assert [[f.id for f in g.flows] for g in client_groups(plan, list(plan.flows))] == \
+        [["a", "c"]]

@@ -137,3 +137,49 @@ def test_one_server_process_serves_several_ports_one_test_each(topology: Any) ->
         assert [s["receiver"]["bytes"] for s in end["streams"]] == [n + 16] * 2
         assert {s["receiver"]["verify"] for s in end["streams"]} == {"ok"}
     assert server.wait(timeout=10) == 0
+
+
+@pytest.mark.root
+def test_one_client_process_plays_several_object_flows_each_reported(topology: Any) -> None:
+    """--job NAME: the agent's one process for a web server's sessions to several clients
+    (seed 003: 10 flows per server host). Every event carries its job; each job has its
+    own start, objects and end, and every object completes intact at its own server."""
+    topo = kernel_router(topology, tbf_mbit=100)
+    # no --one-off: an object client's connections come and go (as the plan's web servers)
+    topo.xcpperf_server("h2", "-p", "5311,5312")
+    dst = topo.addr("h2")
+    sizes = {"a": [3000, 50_000, 2000], "b": [120_000, 7000]}
+    p = topo.xcpperf("h1", "--json-stream", "-i", "0.1", "--cc", "newreno", "--verify",
+                     "--job", "a", "-c", dst, "-p", "5311", "--objects",
+                     ",".join(f"{0.05 * i:g}:{b}" for i, b in enumerate(sizes["a"])), "-t", "5",
+                     "--job", "b", "-c", dst, "-p", "5312", "--objects",
+                     ",".join(f"{0.1 * i:g}:{b}" for i, b in enumerate(sizes["b"])), "-t", "5")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    events = [json.loads(x) for x in out.splitlines()]
+    assert {e.get("job") for e in events} == {"a", "b"}  # every line tagged
+    for job, want in sizes.items():
+        mine = [e for e in events if e["job"] == job]
+        assert mine[0]["event"] == "start" and mine[-1]["event"] == "end"
+        assert mine[0]["data"]["connecting_to"]["port"] == {"a": 5311, "b": 5312}[job]
+        objs = [e["data"] for e in mine if e["event"] == "object"]
+        assert sorted(o["bytes"] for o in objs) == sorted(want)
+        assert {o["status"] for o in objs} == {"complete"}, (job, objs)
+        assert [o["bytes_received"] for o in mine[-1]["data"]["objects"]] == want
+        assert any(e["event"] == "interval" for e in mine)
+
+
+def test_jobs_are_object_clients_with_json_stream_and_bounded() -> None:
+    base = ["-c", "10.0.0.2", "--objects", "0:1000", "--json-stream"]
+    for args, needle in ((["--job", "a", *base, "--job", "a", *base], "named twice"),
+                         (["--job", "a", "-c", "10.0.0.2", "--json-stream"], "an --objects client"),
+                         (["--job", "a", "-c", "10.0.0.2", "--objects", "0:1000"], "--json-stream"),
+                         (["--job", "a", *base, "--job", "b", *base, "--ttl", "9"],
+                          "the same for every job"),
+                         ([x for i in range(17) for x in ("--job", f"j{i}", *base)],
+                          "at most 16 jobs"),
+                         (["--job", "a b", *base], "letters, digits")):
+        p = subprocess.run([str(tool("xcpperf")), *args], check=False, capture_output=True,
+                           text=True)
+        assert p.returncode == 2, args
+        assert needle in p.stderr, (args, p.stderr)

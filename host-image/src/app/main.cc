@@ -1,4 +1,5 @@
 // xcpperf: the iperf3 of the xcplab host stack (host-image/README.md).
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -21,6 +22,19 @@ int main(int argc, char** argv) {
     if (a == "-v" || a == "--version") {
       std::printf("xcpperf %s\n", XCPLAB_VERSION);
       return kExitOk;
+    }
+  }
+  if (std::find(args.begin(), args.end(), "--job") != args.end()) {
+    const ParsedJobs jobs = parse_jobs(args);
+    if (const auto* err = std::get_if<std::string>(&jobs)) {
+      std::fprintf(stderr, "xcpperf: %s\n%s", err->c_str(), std::string(usage_text()).c_str());
+      return kExitUsage;
+    }
+    try {
+      return run_objects_jobs(std::get<std::vector<Job>>(jobs));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "xcpperf: error: %s\n", e.what());
+      return kExitError;
     }
   }
   const ParsedOptions parsed = parse_options(args);

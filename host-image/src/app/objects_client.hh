@@ -4,10 +4,15 @@
 // --json-stream) and all of them in the end section. Returns an exit code.
 #pragma once
 
+#include <vector>
+
 #include "app/options.hh"
 
 namespace xcphost {
 
 int run_objects_client(const Options& o);
+// Several --objects clients (parse_jobs) on one socket and I/O loop; each job reports
+// and ends on its own. Returns the largest of the jobs' exit codes.
+int run_objects_jobs(const std::vector<Job>& jobs);
 
 }  // namespace xcphost

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -83,6 +84,9 @@ std::string_view usage_text() {
          "      --objects SPEC      client: one connection per object, START_S:BYTES[,...] or @FILE;\n"
          "                          reports each object's completion time (-t: the schedule's deadline)\n"
          "      --max-concurrent N  client, --objects: connections open at once, 1..1024 (default 32)\n"
+         "      --job NAME          several --objects clients in one process: [options for all]\n"
+         "                          --job NAME -c HOST -p PORT --objects SPEC [options] --job ...\n"
+         "                          (at most 16; --json-stream, each event tagged \"job\")\n"
          "exit codes: 0 ok, 1 error (lost/reset), 2 usage, 3 connect failed, 4 verify failed\n";
 }
 
@@ -289,6 +293,62 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
   }
   if (o.xcpi && o.ttl == 0) o.ttl = 64;  // XCP-i needs the TTL we send with
   return o;
+}
+
+ParsedJobs parse_jobs(const std::vector<std::string_view>& args) {
+  std::vector<std::string_view> common;
+  std::vector<std::pair<std::string, std::vector<std::string_view>>> segments;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--job") {
+      if (i + 1 >= args.size() || args[i + 1].empty() || args[i + 1].starts_with("-")) {
+        return std::string("--job: expected a name");
+      }
+      const std::string_view name = args[++i];
+      for (char c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("_.+-").find(c) == std::string_view::npos) {
+          return "--job: a name of letters, digits and _.+- (got '" + std::string(name) + "')";
+        }
+      }
+      for (const auto& [other, _] : segments) {
+        if (other == name) return "--job: " + std::string(name) + " is named twice";
+      }
+      if (segments.size() == kMaxJobs) return "--job: at most " + std::to_string(kMaxJobs) + " jobs";
+      segments.emplace_back(std::string(name), std::vector<std::string_view>{});
+    } else if (segments.empty()) {
+      common.push_back(args[i]);
+    } else {
+      segments.back().second.push_back(args[i]);
+    }
+  }
+  if (segments.empty()) return std::string("--job: no jobs");
+  std::vector<Job> jobs;
+  size_t objects = 0;
+  for (auto& [name, own] : segments) {
+    std::vector<std::string_view> all = common;
+    all.insert(all.end(), own.begin(), own.end());
+    ParsedOptions p = parse_options(all);
+    if (auto* err = std::get_if<std::string>(&p)) return "--job " + name + ": " + *err;
+    Options& o = std::get<Options>(p);
+    if (o.mode != Options::Mode::kClient || o.objects.empty()) {
+      return "--job " + name + ": a job is an --objects client (-c HOST --objects SPEC)";
+    }
+    if (!o.json_stream) return "--job " + name + ": jobs report with --json-stream only";
+    objects += o.objects.size();
+    if (objects > kMaxJobObjects) {
+      return "--job: at most " + std::to_string(kMaxJobObjects) + " objects in all jobs (one local port each)";
+    }
+    if (!jobs.empty()) {
+      const Options& a = jobs.front().options;
+      if (o.ttl != a.ttl || o.link_tx != a.link_tx || o.port_filter != a.port_filter ||
+          o.install_icmp_filter != a.install_icmp_filter || o.interval != a.interval ||
+          o.xcpi_receiver_cloud != a.xcpi_receiver_cloud || o.xcpi_receiver_chirp != a.xcpi_receiver_chirp) {
+        return "--job " + name + ": the socket and report options (--ttl, --link-tx, --no-port-filter, " +
+               "--install-icmp-filter, -i, --xcpi-receiver-*) must be the same for every job";
+      }
+    }
+    jobs.push_back(Job{name, std::move(o)});
+  }
+  return jobs;
 }
 
 }  // namespace xcphost

@@ -62,7 +62,9 @@ nlohmann::json interval_json(const std::vector<StreamSample>& streams, double st
 }
 
 void Reporter::emit_event(const char* event, const nlohmann::json& data) {
-  const std::string line = nlohmann::json{{"event", event}, {"data", data}}.dump();
+  nlohmann::json j{{"event", event}, {"data", data}};
+  if (!job_.empty()) j["job"] = job_;
+  const std::string line = j.dump();
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
 }

@@ -22,6 +22,9 @@ class Reporter {
  public:
   enum class Format { kText, kJson, kJsonStream };
   Reporter(Format f, FILE* out) : format_(f), out_(out) {}
+  // --job NAME (several object clients in one process): every --json-stream event
+  // carries {"job": NAME} so the reader can tell the flows apart.
+  void set_job(std::string job) { job_ = std::move(job); }
 
   void start(const nlohmann::json& start);
   void interval(const std::vector<StreamSample>& streams, double start_s, double end_s);
@@ -40,6 +43,7 @@ class Reporter {
   FILE* out_;
   nlohmann::json doc_ = nlohmann::json::object();
   bool finished_ = false;
+  std::string job_;
 };
 
 }  // namespace xcphost
