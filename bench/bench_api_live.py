@@ -20,18 +20,21 @@ the clients start (connections opening) is not counted in the idle figures.
 
 The users stand for people whose browsers run on other machines, so what the client
 processes cost is kept out of the server's way and reported: XCPLAB_BENCH_LIVE_HTTP
-picks their HTTP client (`light`: bench/light_http.py, about 0.15 ms of CPU per request;
-`httpx`: httpx's AsyncClient, about 1.2 ms, as much as the server spent answering), and
-XCPLAB_BENCH_LIVE_CLIENT_NICE their nice value (a client waiting for a CPU counts its
-wait in the server's latency). `client_cores_*` and `client_cpu_ms_per_request_idle`
-say what they took. After the run, `status_closed_loop_*` is the status path's
-throughput ceiling: every user asks again as soon as answered, for CEILING_S.
+picks their HTTP client (`light`, the default: bench/light_http.py, about 0.15 ms of CPU
+per request; `httpx`: httpx's AsyncClient, about 1.2 ms, as much as the server spent
+answering, the client of this bench before 2026-11-27 21:45 UTC), and
+XCPLAB_BENCH_LIVE_CLIENT_NICE their nice value (default CLIENT_NICE, -10: a client
+waiting for a CPU counts its wait in the server's latency). `client_cores_*` and
+`client_cpu_ms_per_request_idle` say what they took. After the run,
+`status_closed_loop_*` is the status path's throughput ceiling: every user asks again
+as soon as answered, for CEILING_S.
 
 Only requests made while the measured run is in the `running` state count. Target
 (issue 19): status p99 < 50 ms. Reported beside it: the same figures with the machine
 idle (the run not started yet) as a ratio, the run's own fidelity verdict (did the
-API's load disturb the emulation?), and the closed-loop throughput ceiling comes
-from bench_api (`api.submissions` / `api.seconds`) in the same results file.
+API's load disturb the emulation?), the status path's ceiling above, and the
+submissions' closed-loop ceiling comes from bench_api (`api.submissions` /
+`api.seconds`) in the same results file.
 Needs root and the built engine (like every netns run); without them the module says so.
 """
 
@@ -64,6 +67,9 @@ SUBMIT_EVERY_S = 20.0
 POLL_PERIOD_S = 1.0
 WARMUP_S = 2.0
 CEILING_S = 5.0
+# The clients' nice value: above the machine's other normal tasks, so their own waits
+# for a CPU stay out of the server's latency; they take about 0.04 core.
+CLIENT_NICE = -10
 
 
 async def _user(url: str, token: str, own: str, k: int, until: float, stop: Any,
@@ -72,7 +78,7 @@ async def _user(url: str, token: str, own: str, k: int, until: float, stop: Any,
     """One user: status + list once a second, a submission every SUBMIT_EVERY_S; each
     request's (kind, start on CLOCK_MONOTONIC, latency ms) goes to SAMPLES."""
     headers = {"Authorization": f"Bearer {token}"}
-    client: Any = (LightClient if os.environ.get("XCPLAB_BENCH_LIVE_HTTP", "httpx") == "light"
+    client: Any = (LightClient if os.environ.get("XCPLAB_BENCH_LIVE_HTTP", "light") == "light"
                    else httpx.AsyncClient)
     async with client(base_url=url, headers=headers, timeout=30) as c:
         await asyncio.sleep(k * POLL_PERIOD_S / 50)  # spread the clients over the second
@@ -132,7 +138,7 @@ def _client_process(url: str, users: list[tuple[int, str, str]], until: float, s
     while that client saw ~70 ms)."""
     samples: list[tuple[str, float, float]] = []
     errors: list[str] = []
-    nice = int(os.environ.get("XCPLAB_BENCH_LIVE_CLIENT_NICE", "0"))
+    nice = int(os.environ.get("XCPLAB_BENCH_LIVE_CLIENT_NICE", str(CLIENT_NICE)))
     if nice:
         os.setpriority(os.PRIO_PROCESS, 0, nice)
 
