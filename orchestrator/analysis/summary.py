@@ -31,7 +31,7 @@ from orchestrator.analysis.fidelity import (
     check_timeline,
 )
 from orchestrator.analysis.flows import split_flows, summarize_flows
-from orchestrator.analysis.host_procs import check_hosts, host_stats
+from orchestrator.analysis.host_procs import check_hosts, host_stats, host_wait_warnings
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import LinkData, summarize_links
 from orchestrator.analysis.maxmin_report import add_flow_columns, run_schedule
@@ -114,6 +114,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     extra = dict(extra or {})
     skew_problems, warnings = check_start_skew((extra.get("deploy") or {}).get("cluster"), th)
     problems += skew_problems
+    warnings += host_wait_warnings(m.procs, th.hosts)
     dropped = extra.get("influx_points_dropped")
     if isinstance(dropped, int) and dropped > 0:
         # Not an emulation fault: the numbers stand and are judged, but the live

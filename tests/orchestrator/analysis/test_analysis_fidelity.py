@@ -440,6 +440,22 @@ def test_a_sender_starved_in_a_few_intervals_is_a_problem(make_run):
     assert len(found) == 1 and "over 1 ms in 15 of 100 intervals" in found[0], found
 
 
+def test_a_sender_waiting_longer_than_it_runs_is_warned_about_not_judged(make_run):
+    # 15 % of the time waiting in short waits against 5 % running: a warning beside the
+    # verdict (many short waits moved XCP at 5 % BDP from 0.97 to 0.82), the run stays
+    # faithful; waiting less than it runs, or under 2 % of the time, is not mentioned.
+    s = build_summary(make_run(sender_wait_per_s=0.15, sender_cpu_per_s=0.05),
+                      status="completed", timings=T)
+    assert s["fidelity"]["ok"], s["fidelity"]["problems"]
+    assert [w for w in s["warnings"] if w.startswith("hosts: ") and (
+        "flow tools waited for a CPU longer than they ran (the worst, xcpperf f1.client, "
+        "15.0% of the time against 5.0% running") in w], s["warnings"]
+    for wait, cpu in ((0.15, 0.2), (0.019, 0.01)):
+        s = build_summary(make_run(sender_wait_per_s=wait, sender_cpu_per_s=cpu),
+                          status="completed", timings=T)
+        assert not [w for w in s["warnings"] if w.startswith("hosts:")], (wait, cpu)
+
+
 def test_host_process_statistics_are_in_the_summary(make_run):
     s = build_summary(make_run(sender_wait_per_s=0.02), status="completed", timings=T)
     st = s["fidelity"]["hosts"]["f1.client"]
