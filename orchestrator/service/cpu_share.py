@@ -1,12 +1,11 @@
 """How the API shares the machine with the runs it executes (issue 19, docs/web.md).
 
-Order of precedence on the CPUs: the run's engines (SCHED_FIFO, the netns backend's
-`engine_priority`: a late engine makes a run unfaithful), then the API's event loop
-(`api_nice`, default -5: a late status answer is only late, but it costs about 0.15
-core at 100 requests/s and waits behind every runnable task when it has no more
-weight than they), then everything else at the default nice: the scheduler and the
-runner threads, the flow tools and agents they start, compilers and shells of the
-machine's other users.
+Order of precedence on the CPUs: the run's engines first (SCHED_FIFO, the netns
+backend's `engine_priority`: a late engine makes a run unfaithful, a late status answer
+is only late); the API's event loop, the scheduler, the runner threads and the flow
+tools and agents they start at the default nice. `api_nice` can raise the event loop
+alone; it is 0 by default because -5 made no measurable difference to the status p99
+with two CPU-bound nice-0 processes beside a run (docs/web.md, issue 19).
 
 The nice value is the loop thread's own (Linux nice is per thread): set after the
 scheduler has started, so the scheduler thread, the runner threads it creates and the
