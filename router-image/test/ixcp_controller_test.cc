@@ -257,11 +257,34 @@ TEST(IxcpController, LinkWithSpareReleasesTheFlowsNamedAfterIt) {
   auto o = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOther, kOther);
   f.ctl.on_departure(*o);
   EXPECT_EQ(wire_next_bottleneck_id(*o), kOther);
-  // A released flow (id 0) names no link: it matches here and a lowering
-  // hop claims it (the next RTT's real bottleneck will claim it from here).
+  // A released flow (id 0) names no link: it matches here, but a link under
+  // half its capacity names nobody, so it stays 0 until a congested hop
+  // claims it.
   auto z = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, 0, 0);
   f.ctl.on_departure(*z);
-  EXPECT_EQ(wire_next_bottleneck_id(*z), kOurs);
+  EXPECT_GT(wire_feedback(*z), 0);
+  EXPECT_EQ(wire_next_bottleneck_id(*z), 0u);
+  EXPECT_EQ(f.ctl.ixcp_counters().ids_written, 0u);
+}
+
+TEST(IxcpController, IdlePortInItsFirstIntervalNamesNobody) {
+  // Before its first control timeout a port has no allocation: feedback 0,
+  // which is smaller than the positive feedback of the congested hops before
+  // it. Fig. 6's idle egress rd->d0 named the long flow this way (id 0 →
+  // its own), so the flow was non-matching at its three congested links and
+  // stayed at one packet for 20 s. Now the id is left as it came.
+  IxcpController ctl(XcpParams{}, std::make_unique<LinkSpareBandwidth>(62.5e6), 3, kOurs);
+  auto z = make_ixcp_packet(1000, 1416, 130000, 500, 0, 0);
+  ctl.on_departure(*z);
+  EXPECT_EQ(wire_feedback(*z), 0);
+  EXPECT_EQ(wire_next_bottleneck_id(*z), 0u);
+  auto up = make_ixcp_packet(1000, 1416, 130000, 500, 0, kOther);  // a hop before claimed it
+  ctl.on_departure(*up);
+  EXPECT_EQ(wire_next_bottleneck_id(*up), kOther);
+  auto mine = make_ixcp_packet(1000, 1416, 130000, 500, kOurs, kOurs);
+  ctl.on_departure(*mine);
+  EXPECT_EQ(wire_next_bottleneck_id(*mine), 0u);
+  EXPECT_EQ(ctl.ixcp_counters().ids_written, 0u);
 }
 
 TEST(IxcpLaw, ElseBranchBooksTheDifferenceOverBothPoolSets) {

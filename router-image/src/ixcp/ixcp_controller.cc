@@ -82,12 +82,16 @@ uint32_t IxcpController::next_bottleneck_id(const xcp::XcpHeader& h, double fb, 
   // link the flow's bottleneck (an equal one leaves the earlier hop's id).
   if (fb >= h.feedback_bytes) return h.next_bottleneck_id;
   if (matches(h)) {
-    // A link at under half its capacity giving the flow more is nobody's
-    // bottleneck: a flow named here (the sender's access link, its starting
-    // id) is released to "no id" (0), which every link treats as its own,
-    // so the flow shuffles wherever it goes until its real bottleneck
-    // claims it (IXCP.md).
-    if (fb > 0 && h.bottleneck_id == link_id_ && state_.y < state_.spare) return 0;
+    // A link at under half its capacity is nobody's bottleneck and never
+    // names a flow, whatever its feedback (in its first interval it has no
+    // allocation yet and gives 0, which can be the smallest): a flow named
+    // here (the sender's access link, its starting id) is released to
+    // "no id" (0), which every link treats as its own, so the flow shuffles
+    // wherever it goes until its real bottleneck claims it; any other id
+    // is left as it came (IXCP.md).
+    if (state_.y < state_.spare || counters_.intervals == 0) {
+      return h.bottleneck_id == link_id_ || h.next_bottleneck_id == link_id_ ? 0 : h.next_bottleneck_id;
+    }
     return link_id_;
   }
   // A flow named elsewhere: claimed only when this link asks it to slow
