@@ -176,6 +176,10 @@ def test_jobs_are_object_clients_with_json_stream_and_bounded() -> None:
                          (["--job", "a", "-c", "10.0.0.2", "--objects", "0:1000"], "--json-stream"),
                          (["--job", "a", *base, "--job", "b", *base, "--ttl", "9"],
                           "the same for every job"),
+                         # one block of local ports for the process: a later job's own
+                         # --cport would be ignored, so it is refused
+                         (["--job", "a", *base, "--job", "b", *base, "--cport", "7000"],
+                          "the same for every job"),
                          ([x for i in range(17) for x in ("--job", f"j{i}", *base)],
                           "at most 16 jobs"),
                          (["--job", "a b", *base], "letters, digits")):

@@ -341,9 +341,10 @@ ParsedJobs parse_jobs(const std::vector<std::string_view>& args) {
       const Options& a = jobs.front().options;
       if (o.ttl != a.ttl || o.link_tx != a.link_tx || o.port_filter != a.port_filter ||
           o.install_icmp_filter != a.install_icmp_filter || o.interval != a.interval ||
-          o.xcpi_receiver_cloud != a.xcpi_receiver_cloud || o.xcpi_receiver_chirp != a.xcpi_receiver_chirp) {
+          o.xcpi_receiver_cloud != a.xcpi_receiver_cloud || o.xcpi_receiver_chirp != a.xcpi_receiver_chirp ||
+          o.cport != a.cport) {  // one block of local ports from the first job's --cport
         return "--job " + name + ": the socket and report options (--ttl, --link-tx, --no-port-filter, " +
-               "--install-icmp-filter, -i, --xcpi-receiver-*) must be the same for every job";
+               "--install-icmp-filter, -i, --xcpi-receiver-*, --cport) must be the same for every job";
       }
     }
     jobs.push_back(Job{name, std::move(o)});
