@@ -60,3 +60,42 @@ def test_every_object_completes_intact_and_no_fct_beats_physics(tmp_path: Path) 
     status = {e["name"]: e["status"] for e in summary["expectations"]}
     if summary["fidelity"]["ok"]:
         assert status["every object completes"] == "pass", summary["expectations"]
+
+
+def test_two_web_flows_of_one_host_share_one_process_and_keep_their_own_rows(
+        tmp_path: Path) -> None:
+    """The spec's objects split over two flows from s1, started together: the agent plays
+    them in one `xcpperf --job` process (agents/client_groups.py) and demultiplexes its
+    output, so each flow keeps exactly its own objects in fct.csv, its own flow_end, and
+    its own web figures."""
+    if router_mode() != "engine":
+        pytest.skip("the XCP queue needs the xcp-router engine (make build)")
+    import yaml
+
+    doc = yaml.safe_load(SPEC.read_text())
+    web = next(f for f in doc["flows"] if f["id"] == "web")
+    objects = web["objects"]
+    web["objects"] = objects[0::2]
+    doc["flows"].append({**web, "id": "web2", "objects": objects[1::2]})
+    spec = tmp_path / "two-web.yaml"
+    spec.write_text(yaml.safe_dump(doc, sort_keys=False))
+    run_dir, summary = run_spec(spec, tmp_path / "out", timeout=200)
+    why = fidelity_note(summary)
+    assert summary["status"] == "completed", why
+    with (run_dir / "metrics" / "procs.csv").open() as fh:
+        keys = {r["proc"] for r in csv.DictReader(fh)}
+    assert "web+web2.client" in keys and not keys & {"web.client", "web2.client"}, keys
+    with (run_dir / "metrics" / "fct.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    for fid, asked in (("web", objects[0::2]), ("web2", objects[1::2])):
+        mine = sorted((r for r in rows if r["flow"] == fid), key=lambda r: int(r["object"]))
+        assert [int(r["bytes"]) for r in mine] == [
+            int(load_spec(spec).flow(fid).objects[i][1]) for i in range(len(asked))], fid
+        assert all(r["status"] == "complete" for r in mine), (fid, why)
+        starts = [float(r["start_s"]) for r in mine]
+        ats = [at for at, _ in load_spec(spec).flow(fid).objects or []]
+        assert all(at <= s < at + 0.2 for at, s in zip(ats, starts, strict=True)), (fid, starts)
+        assert summary["web"]["flows"][fid]["completed"] == len(asked) == 10
+    with (run_dir / "metrics" / "event.csv").open() as fh:
+        ended = {r["target"] for r in csv.DictReader(fh) if r["kind"] == "flow_end"}
+    assert {"web", "web2"} <= ended, ended
