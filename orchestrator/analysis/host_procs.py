@@ -104,10 +104,10 @@ def check_hosts(procs_df: pd.DataFrame, th: HostThresholds, *, expected: bool) -
     return problems
 
 
-def host_wait_warnings(procs_df: pd.DataFrame, th: HostThresholds) -> list[str]:
-    """Tools that waited for a CPU longer than they ran and over warn_wait_fraction of
-    the time: one line naming the worst, and what to do about it."""
-    st = host_stats(procs_df)
+def host_wait_warnings(st: dict[str, dict[str, Any]], th: HostThresholds) -> list[str]:
+    """Of the tools' statistics (host_stats): those that waited for a CPU longer than they
+    ran and over warn_wait_fraction of the time, as one line naming the worst, and what
+    to do about it."""
     waited = {k: v for k, v in st.items()
               if v["wait_fraction"] > th.warn_wait_fraction
               and v["wait_fraction"] > v["cpu_fraction"]}

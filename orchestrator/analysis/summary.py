@@ -114,7 +114,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     extra = dict(extra or {})
     skew_problems, warnings = check_start_skew((extra.get("deploy") or {}).get("cluster"), th)
     problems += skew_problems
-    warnings += host_wait_warnings(m.procs, th.hosts)
+    hosts = host_stats(m.procs)
+    warnings += host_wait_warnings(hosts, th.hosts)
     dropped = extra.get("influx_points_dropped")
     if isinstance(dropped, int) and dropped > 0:
         # Not an emulation fault: the numbers stand and are judged, but the live
@@ -138,7 +139,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         "expectations": (verdicts.unjudge(evaluate(ev, ctx.expectations())) if problems
                          else evaluate(ev, ctx.expectations())),
         "fidelity": {"ok": not problems, "kind": kind, "problems": problems,
-                     "engines": engines, "hosts": host_stats(m.procs),
+                     "engines": engines, "hosts": hosts,
                      **({"not_judged": list(SIMULATED_NOT_JUDGED)} if simulated else {})},
         "warnings": warnings,
         "timings": _timings(timings),

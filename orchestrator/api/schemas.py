@@ -40,24 +40,24 @@ class ExperimentOut(BaseModel):
 
     @classmethod
     def of(cls, e: Experiment) -> ExperimentOut:
-        return cls(id=e.id, state=State(e.state), name=e.name, pool=e.pool, owner=e.user.name,
+        return cls._of(e, e.user.name)
+
+    @classmethod
+    def of_row(cls, r: Any) -> ExperimentOut:
+        """The same from a row of `experiments.get_row`/`list_rows` (owner as `owner`)."""
+        return cls._of(r, r.owner)
+
+    @classmethod
+    def _of(cls, e: Any, owner: str) -> ExperimentOut:
+        """From anything with the Experiment model's attribute names (an ORM object or a
+        Core row of its columns)."""
+        return cls(id=e.id, state=State(e.state), name=e.name, pool=e.pool, owner=owner,
                    sweep_id=e.sweep_id, overrides=list(e.overrides or []),
                    submitted_at=e.submitted_at, started_at=e.started_at,
                    finished_at=e.finished_at,
                    progress=Progress(phase=e.phase or "", fraction=e.fraction or 0.0,
                                      elapsed_s=e.elapsed_s or 0.0, message=e.message or ""),
                    error=e.error, summary=e.summary if e.state in TERMINAL else None)
-
-    @classmethod
-    def of_row(cls, r: Any) -> ExperimentOut:
-        """The same from a row of `experiments.get_row`/`list_rows` (owner as `owner`)."""
-        return cls(id=r.id, state=State(r.state), name=r.name, pool=r.pool, owner=r.owner,
-                   sweep_id=r.sweep_id, overrides=list(r.overrides or []),
-                   submitted_at=r.submitted_at, started_at=r.started_at,
-                   finished_at=r.finished_at,
-                   progress=Progress(phase=r.phase or "", fraction=r.fraction or 0.0,
-                                     elapsed_s=r.elapsed_s or 0.0, message=r.message or ""),
-                   error=r.error, summary=r.summary if r.state in TERMINAL else None)
 
 
 class ExperimentPage(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from typing import Any
 
 from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.orm import Session, make_transient_to_detached
@@ -46,21 +47,34 @@ def issue_token(db: Session, user: User) -> str:
     return f"{TOKEN_PREFIX}{token_id}.{secret}"
 
 
+_BAD_TOKEN = "invalid or revoked token"  # the same whatever was wrong
+
+
+def _token_parts(token: str) -> tuple[str, str]:
+    """(token id, secret) of a token as issue_token writes it, or Unauthorized."""
+    if not token.startswith(TOKEN_PREFIX) or "." not in token:
+        raise Unauthorized(_BAD_TOKEN)
+    token_id, _, secret = token[len(TOKEN_PREFIX):].partition(".")
+    return token_id, secret
+
+
+def _check_token(row: Any, secret: str) -> None:
+    """Unauthorized unless ROW (a Token, or a row with its salt, digest and revoked) is
+    there, not revoked, and holds SECRET's digest."""
+    if row is None or row.revoked or not hmac.compare_digest(row.digest,
+                                                             _digest(row.salt, secret)):
+        raise Unauthorized(_BAD_TOKEN)
+
+
 def authenticate(db: Session, token: str) -> User:
     """The user owning TOKEN, or Unauthorized (same message whatever was wrong)."""
-    bad = Unauthorized("invalid or revoked token")
-    if not token.startswith(TOKEN_PREFIX) or "." not in token:
-        raise bad
-    token_id, _, secret = token[len(TOKEN_PREFIX):].partition(".")
+    token_id, secret = _token_parts(token)
     # One query for the token and its user (the relationship would lazy-load a second).
     found = db.execute(select(Token, User).join(User, Token.user_id == User.id)
                        .where(Token.id == token_id)).first()
-    if found is None:
-        raise bad
-    row, user = found
-    if row.revoked or not hmac.compare_digest(row.digest, _digest(row.salt, secret)):
-        raise bad
-    return user
+    _check_token(found[0] if found is not None else None, secret)
+    assert found is not None
+    return found[1]
 
 
 _T = Token.__table__
@@ -75,14 +89,10 @@ def authenticate_conn(conn: Connection, token: str) -> User:
     """`authenticate` as one Core query on a bare connection (no session, no ORM load):
     the API's per-request check, about a fifth of the ORM's CPU (issue 19). The User
     is detached, with id, name and admin set."""
-    bad = Unauthorized("invalid or revoked token")
-    if not token.startswith(TOKEN_PREFIX) or "." not in token:
-        raise bad
-    token_id, _, secret = token[len(TOKEN_PREFIX):].partition(".")
+    token_id, secret = _token_parts(token)
     row = conn.execute(_TOKEN_USER, {"token_id": token_id}).first()
-    if row is None or row.revoked or not hmac.compare_digest(row.digest,
-                                                             _digest(row.salt, secret)):
-        raise bad
+    _check_token(row, secret)
+    assert row is not None
     user = User(id=row.id, name=row.name, admin=bool(row.admin))
     make_transient_to_detached(user)
     return user
