@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agents.share import group_key
 from xcplab_contract.plan import Flow, Plan
 
 MAX_JOBS = 16  # host-image/src/app/options.hh kMaxJobs
 MAX_OBJECTS = 32768  # kMaxJobObjects
 _PER_JOB = ("-c", "-p", "--objects", "--max-concurrent", "-t")
-_MAX_KEY_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -67,13 +67,6 @@ def _alone(plan: Plan, f: Flow) -> bool:
     return False
 
 
-def _key(flows: list[Flow]) -> str:
-    joined = "+".join(f.id for f in flows)
-    if len(joined) > _MAX_KEY_CHARS:
-        joined = f"{flows[0].id}+{len(flows) - 1}more"
-    return f"{joined}.client"
-
-
 def client_groups(plan: Plan, flows: list[Flow]) -> list[ClientGroup]:
     """The groups of two or more of `flows` that can share one process (the rest run
     alone, as before)."""
@@ -100,5 +93,6 @@ def client_groups(plan: Plan, flows: list[Flow]) -> list[ClientGroup]:
                 parts = _split(f.client_argv)
                 assert parts is not None
                 argv += ["--job", f.id, *parts[1]]
-            out.append(ClientGroup(_key(members), tuple(members), tuple(argv)))
+            out.append(ClientGroup(group_key([f.id for f in members], "client"),
+                               tuple(members), tuple(argv)))
     return out

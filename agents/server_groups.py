@@ -18,13 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agents.share import group_key
 from xcplab_contract.plan import Flow
 
 # xcpperf's bound on a server's ports (host-image/src/app/options.hh kMaxServerPorts).
 MAX_PORTS = 32
-# Longest process key built by joining flow ids; longer groups are named by their first
-# flow and a count (the key names the process's log files).
-_MAX_KEY_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -48,44 +46,32 @@ def _groupable(f: Flow) -> bool:
             and not any(a.startswith("--xcpi-receiver") for a in f.server_argv))
 
 
-def _key(flows: list[Flow]) -> str:
-    if len(flows) == 1:
-        return f"{flows[0].id}.server"
-    joined = "+".join(f.id for f in flows)
-    if len(joined) > _MAX_KEY_CHARS:
-        joined = f"{flows[0].id}+{len(flows) - 1}more"
-    return f"{joined}.server"
+def _group(members: list[Flow]) -> ServerGroup:
+    first = members[0]
+    argv = list(first.server_argv)
+    if len(members) > 1:  # the shared command line, listening on every member's port
+        i = _port_index(first.server_argv)
+        assert i is not None
+        argv[i] = ",".join(str(f.port) for f in members)
+    return ServerGroup(group_key([f.id for f in members], "server"), first.dst,
+                       tuple(members), tuple(argv))
 
 
 def server_groups(flows: list[Flow]) -> list[ServerGroup]:
     """The server processes for `flows` (those received on this machine), in the order
     of their first flow; xcpperf flows to one host with the same server options share
     one, up to MAX_PORTS flows each."""
-    groups: dict[tuple[str, tuple[str, ...]], list[list[Flow]]] = {}
-    order: list[tuple[tuple[str, tuple[str, ...]], int]] = []
-    singles: list[ServerGroup] = []
+    processes: list[list[Flow]] = []  # each process's flows, in order of its first flow
+    open_by_shape: dict[tuple[str, tuple[str, ...]], list[Flow]] = {}
     for f in flows:
-        if not _groupable(f):
-            singles.append(ServerGroup(_key([f]), f.dst, (f,), f.server_argv))
-            order.append((("", ()), len(singles) - 1))
-            continue
         i = _port_index(f.server_argv)
-        assert i is not None
-        shape = (f.dst, (*f.server_argv[:i], "PORT", *f.server_argv[i + 1:]))
-        chunks = groups.setdefault(shape, [])
-        if not chunks or len(chunks[-1]) >= MAX_PORTS:
-            chunks.append([])
-            order.append((shape, len(chunks) - 1))
-        chunks[-1].append(f)
-    out = []
-    for shape, n in order:
-        if shape == ("", ()):
-            out.append(singles[n])
+        if not _groupable(f) or i is None:
+            processes.append([f])
             continue
-        members = groups[shape][n]
-        argv = list(members[0].server_argv)
-        i = _port_index(members[0].server_argv)
-        assert i is not None
-        argv[i] = ",".join(str(f.port) for f in members)
-        out.append(ServerGroup(_key(members), members[0].dst, tuple(members), tuple(argv)))
-    return out
+        shape = (f.dst, (*f.server_argv[:i], "PORT", *f.server_argv[i + 1:]))
+        members = open_by_shape.get(shape)
+        if members is None or len(members) >= MAX_PORTS:
+            members = open_by_shape[shape] = []
+            processes.append(members)  # filled below, by reference
+        members.append(f)
+    return [_group(members) for members in processes]
