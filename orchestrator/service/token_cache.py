@@ -22,9 +22,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy.orm import make_transient_to_detached
-
 from orchestrator.service.models import User
+from orchestrator.service.users import detached_user
 
 
 @dataclass(frozen=True)
@@ -77,6 +76,4 @@ class TokenCache:
 
 
 def _detached(known: _Known) -> User:
-    user = User(id=known.user_id, name=known.name, admin=known.admin)
-    make_transient_to_detached(user)
-    return user
+    return detached_user(known.user_id, known.name, known.admin)

@@ -93,7 +93,13 @@ def authenticate_conn(conn: Connection, token: str) -> User:
     row = conn.execute(_TOKEN_USER, {"token_id": token_id}).first()
     _check_token(row, secret)
     assert row is not None
-    user = User(id=row.id, name=row.name, admin=bool(row.admin))
+    return detached_user(row.id, row.name, bool(row.admin))
+
+
+def detached_user(user_id: int, name: str, admin: bool) -> User:
+    """A User with id, name and admin set and no session: what a request needs of its
+    caller; handlers pass it to their own session by id."""
+    user = User(id=user_id, name=name, admin=admin)
     make_transient_to_detached(user)
     return user
 
