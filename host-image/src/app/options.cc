@@ -35,6 +35,13 @@ std::optional<double> parse_scaled(std::string_view s, double k) {
   return *v * mult;
 }
 
+// A port number: an integer in 1..65535.
+std::optional<uint16_t> parse_port(std::string_view s) {
+  auto d = parse_double(s);
+  if (!d || *d < 1 || *d > 65535 || *d != std::floor(*d)) return std::nullopt;
+  return static_cast<uint16_t>(*d);
+}
+
 }  // namespace
 
 std::string_view usage_text() {
@@ -121,11 +128,11 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       std::string_view rest = *v;
       while (true) {
         const size_t comma = rest.find(',');
-        auto d = parse_double(rest.substr(0, comma));
-        if (!d || *d < 1 || *d > 65535 || *d != std::floor(*d)) {
+        const auto parsed = parse_port(rest.substr(0, comma));
+        if (!parsed) {
           return need(a, "an integer port in 1..65535, or a list PORT,PORT,... (got '" + std::string(*v) + "')");
         }
-        const auto port = static_cast<uint16_t>(*d);
+        const uint16_t port = *parsed;
         if (std::find(ports.begin(), ports.end(), port) != ports.end()) {
           return need(a, "distinct ports (" + std::to_string(port) + " is listed twice)");
         }
@@ -140,9 +147,9 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       o.ports = std::move(ports);
     } else if (a == "--cport") {
       auto v = value(a);
-      auto d = v ? parse_double(*v) : std::nullopt;
-      if (!d || *d < 1 || *d > 65535 || *d != std::floor(*d)) return need(a, "an integer port in 1..65535");
-      o.cport = static_cast<uint16_t>(*d);
+      auto port = v ? parse_port(*v) : std::nullopt;
+      if (!port) return need(a, "an integer port in 1..65535");
+      o.cport = *port;
     } else if (a == "-t" || a == "--time") {
       auto v = value(a);
       auto d = v ? parse_double(*v) : std::nullopt;
