@@ -51,10 +51,10 @@ IntervalState IxcpController::interval_state(double y, const TimeoutInput& in) {
 void IxcpController::on_departure(Packet& p) {
   if (!needs_feedback(p)) return;
   const xcp::XcpHeader& h = p.xcp;
-  const IxcpFeedback f = compute_ixcp_departure(state_, shuffle_, spare_pools_, shuffle_pools_, matches(h),
+  const bool m = matches(h);  // bottlenecked here: decided once per departure
+  const IxcpFeedback f = compute_ixcp_departure(state_, shuffle_, spare_pools_, shuffle_pools_, m,
                                                 p.wire_bytes(), capped_rtt_s(h.rtt_us), h.cwnd_bytes,
                                                 h.feedback_bytes);
-  const bool m = matches(h);
   if (!f.lowers) {
     if (m) ++ixcp_counters_.m_not_lowered;
     return;
