@@ -61,6 +61,9 @@ test-docker: build
 # Long seed-paper reproductions (opt-in; not part of `make test`).
 # The runs stay under runs/reproduce/<UTC time>/; docs/reproductions.md's generated
 # tables are rewritten from them whether or not every test passed (failures show there).
+# On a shared machine set XCPLAB_TIMING_LOCK=/tmp/xcplab-timing.lock (never `flock FILE
+# make reproduce`, which holds the machine for the whole hour): each single run flocks that
+# file around itself and each sweep gets it as `--lock` (per point), released between runs.
 reproduce: build
 	out=runs/reproduce/$$(date -u +%Y%m%dT%H%M%SZ); \
 	XCPLAB_REPRODUCE_OUT=$$out $(PYTHON) tools/run-pytest.py -m reproduce $(PYTEST_ARGS); rc=$$?; \

@@ -7,10 +7,14 @@ user types them, so what is checked is what docs/reproductions.md tells people t
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,30 @@ from xcplab_contract.errors import XcplabError
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = REPO / "experiments"
+# Opt-in: `XCPLAB_TIMING_LOCK=/tmp/xcplab-timing.lock make reproduce` flocks that file
+# around each single emulation run (run_spec) and passes it to sweeps as `--lock`, which
+# flock it per point: the suite takes turns with other timing runs on a shared machine
+# instead of holding the machine for its whole hour (as `flock FILE make reproduce` would).
+LOCK_ENV = "XCPLAB_TIMING_LOCK"
+
+
+def timing_lock_path() -> Path | None:
+    value = os.environ.get(LOCK_ENV, "").strip()
+    return Path(value) if value else None
+
+
+@contextlib.contextmanager
+def timing_lock() -> Iterator[None]:
+    """An exclusive flock on $XCPLAB_TIMING_LOCK for one run (none when unset). After
+    the release it pauses as a sweep does between points (LOCK_TURN_S: flock does not
+    queue its waiters), so a waiting `flock FILE xcplab run` gets its turn."""
+    from orchestrator.sweep.run import LOCK_TURN_S, point_lock
+
+    path = timing_lock_path()
+    with point_lock(path):
+        yield
+    if path is not None:
+        time.sleep(LOCK_TURN_S)
 
 
 def need_tools() -> None:
@@ -58,7 +86,8 @@ def _run_once(spec: str, out: Path, sets: list[str], timeout_s: float) -> dict[s
     args = ["run", str(EXPERIMENTS / spec), "--out", str(out), "--no-progress"]
     for s in sets:
         args += ["--set", s]
-    res = _xcplab(args, timeout_s)
+    with timing_lock():
+        res = _xcplab(args, timeout_s)
     lines = res.stdout.strip().splitlines()
     run_dir = Path(lines[-1]) if lines else None
     # 3: completed but unfaithful; the tests read the summary and say which problems
@@ -84,6 +113,9 @@ def run_sweep(spec: str, out: Path, params: list[str], repeat: int,
         args += ["--param", p]
     for o in backend_opts:
         args += ["--backend-opt", o]
+    lock = timing_lock_path()
+    if lock is not None:
+        args += ["--lock", str(lock)]  # flocked per point, released between points
     res = _xcplab(args, timeout_s)
     lines = res.stdout.strip().splitlines()
     assert lines, f"xcplab sweep {spec} printed nothing\nstderr:\n{res.stderr[-3000:]}"
