@@ -30,6 +30,18 @@ block per spec (the sweeps of one spec, e.g. one per protocol, share it):
   paper's number where the seed gives one, and how many repetitions were unfaithful or
   did not complete: those are counted, never averaged in.
 
+and for the sections of single runs across settings (iXCP, the fairness dropper), one
+block per table in TABLES, written from the single runs of its experiments:
+
+    <!-- generated:table:ixcp-fig1 -->  ... <!-- /generated:table:ixcp-fig1 -->
+
+- `table:NAME`: per setting (a run's overrides) the section's figures, each the value of
+  the spec check that measures it with that check's verdict as the run printed it. With
+  `across` (iXCP: the queue) a column per value, so XCP and iXCP sit side by side; a check
+  the run skipped by its `when:` (an iXCP check in the XCP run) is measured on the run
+  with the `when:` removed and shown "not judged". A setting or value without a run has
+  no row or says "no run": nothing on the page outlives its run.
+
 Each block starts with where its data came from: how many runs, under which commits
 (manifest `versions.xcplab_git`), between which times. Only the blocks the given runs
 have data for are rewritten; the others keep their older tables and their dates.
@@ -477,8 +489,266 @@ def sweep_block(name: str, sweeps: list[Sweep]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One figure of a section's table: the value of the first judged check among `checks`
+    (names, or name prefixes when `prefix`) with the verdicts of all judged ones; or, with
+    `summary`, a path into summary.json (a figure no check states, shown without verdict)."""
+    head: str
+    checks: tuple[str, ...] = ()
+    prefix: bool = False
+    summary: tuple[str, ...] = ()
+    fmt: str = "{:.3f}"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A section's table over the single runs of `experiments` (summary `experiment`).
+    Rows are settings (`setting` of a run's overrides). With `across` (an override path),
+    one row per setting and cell and one column per value in `values`; without it, one
+    row per setting and one column per cell. `extra` adds columns computed from the run
+    directory (e.g. the fairness estimator's medians)."""
+    experiments: tuple[str, ...]
+    cells: tuple[Cell, ...]
+    across: str = ""
+    values: tuple[str, ...] = ()
+    setting: Callable[[Run], str] | None = None
+    extra: tuple[tuple[str, Callable[[Run], str]], ...] = ()
+
+
+def _override(run: Run, path: str) -> str | None:
+    for o in run.overrides:
+        k, _, v = o.partition("=")
+        if k == path:
+            return v
+    return None
+
+
+def _default_setting(across: str) -> Callable[[Run], str]:
+    def setting(run: Run) -> str:
+        rest = [re.sub(r"^.*\.", "", re.sub(r"\[.*?\]", "", o.partition("=")[0])) + "="
+                + o.partition("=")[2] for o in run.overrides if o.partition("=")[0] != across]
+        return ", ".join(rest) or "as the spec"
+    return setting
+
+
+def remeasure(run: Run, name: str) -> float | None:
+    """The value of spec check `name` measured on the run with its `when:` (and any
+    not-reproduced mark) removed: what the check would have read had it applied. The
+    same analysis `xcplab run` judged the run with (orchestrator/analysis/summary.py)."""
+    from orchestrator.analysis.expectations import Evaluator, evaluate_one
+    from orchestrator.analysis.fct import load_fct
+    from orchestrator.analysis.flows import split_flows, summarize_flows
+    from orchestrator.analysis.links import LinkData, summarize_links
+    from orchestrator.analysis.maxmin_report import add_flow_columns, run_schedule
+    from orchestrator.analysis.metrics_io import load_metrics
+    from orchestrator.analysis.run_context import RunContext
+
+    ctx = RunContext.load(run.path)
+    check = next((c for c in ctx.expectations() if c.get("name") == name), None)
+    if check is None:
+        return None
+    m = load_metrics(run.path)
+    flows = summarize_flows(m.flow, ctx.flow_ids(), ctx.flow_info())
+    ld = LinkData.build(m.link)
+    maxmin = run_schedule(ctx.plan, flows)
+    add_flow_columns(flows, maxmin)
+    ev = Evaluator(m, ctx, flows, summarize_links(ld), ld, split_flows(m.flow), maxmin,
+                   fct=load_fct(run.path) if ctx.web_objects() else None)
+    out = evaluate_one(ev, {k: v for k, v in check.items()
+                            if k not in ("when", "skip", "not_reproduced")})
+    value = out.get("value")
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else float(value)
+
+
+def cell_text(run: Run, cell: Cell) -> str:
+    if cell.summary:
+        v: Any = run.summary
+        for key in cell.summary:
+            v = v.get(key) if isinstance(v, dict) else None
+        return "–" if not isinstance(v, (int, float)) else cell.fmt.format(v)
+    entries = [e for e in run.summary.get("expectations") or []
+               if any((str(e.get("name") or "").startswith(n) if cell.prefix
+                       else e.get("name") == n) for n in cell.checks)]
+    judged = [e for e in entries if verdicts.verdict(e) != "skipped"]
+    unfaithful = "" if (run.summary.get("fidelity") or {}).get("ok") is True \
+        else " (run unfaithful)"
+    if not judged:
+        if not entries:
+            return "–"
+        try:
+            value = remeasure(run, str(entries[0].get("name")))
+        except Exception as why:  # noqa: BLE001 - the page says why, the other cells stand
+            return f"cannot measure: {type(why).__name__}: {why}"
+        return ("–" if value is None else cell.fmt.format(value)) + \
+            " (not judged: its check applies to the other setting)" + unfaithful
+    value = judged[0].get("value")
+    shown = "–" if not isinstance(value, (int, float)) else cell.fmt.format(value)
+    labels: list[str] = []
+    for e in judged:
+        label = verdicts.label(e)
+        if len({verdicts.label(x) for x in judged}) > 1:
+            label += f" ({e.get('op')} {_value(e.get('bound'))})"
+        if label not in labels:
+            labels.append(label)
+    if all(verdicts.verdict(e) == "unjudged" for e in judged):
+        unfaithful = ""  # the label says it
+    return f"{shown} {', '.join(labels)}{unfaithful}"
+
+
+def table_block(name: str, runs: list[Run]) -> list[str]:
+    """The block `table:NAME` from the single emulated runs of its experiments; the last
+    run of a setting counts (run_spec reruns a flagged run: the earlier is superseded)."""
+    table = TABLES[name]
+    setting = table.setting or _default_setting(table.across)
+    mine = sorted((r for r in runs if r.backend != SIMULATED
+                   and r.experiment in table.experiments),
+                  key=lambda r: (table.experiments.index(r.experiment), r.created))
+    last: dict[tuple[str, str, str], Run] = {}
+    for r in mine:
+        value = (_override(r, table.across) or "") if table.across else ""
+        last[(r.experiment, setting(r), value)] = r
+    used = sorted(last.values(), key=lambda r: r.created)
+    superseded = len(mine) - len(used)
+    out = [_source(used)[:-1] + (f" {superseded} earlier attempt(s) flagged unfaithful and "
+                                 f"rerun are not shown._" if superseded else "_"), ""]
+    keys = list(dict.fromkeys((exp, s) for exp, s, _ in last))
+    if table.across:
+        out += ["| setting | figure | " + " | ".join(table.values) + " |",
+                "|---|---|" + "---|" * len(table.values)]
+        for exp, s in keys:
+            for cell in table.cells:
+                cols = [cell_text(last[(exp, s, v)], cell) if (exp, s, v) in last
+                        else "no run" for v in table.values]
+                out.append("| " + " | ".join(_cell(c) for c in (
+                    f"{exp} {s}", cell.head, *cols)) + " |")
+        return out
+    heads = ["run", *(c.head for c in table.cells), *(h for h, _ in table.extra), "checks"]
+    out += ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    for exp, s in keys:
+        r = last[(exp, s, "")]
+        out.append("| " + " | ".join(_cell(c) for c in (
+            f"{exp} {s}", *(cell_text(r, c) for c in table.cells),
+            *(f(r) for _, f in table.extra), _verdict_counts(r))) + " |")
+    return out
+
+
+def _verdict_counts(run: Run) -> str:
+    """'8 PASS, 1 NOT REPRODUCED; faithful' over the run's judged checks."""
+    tally: dict[str, int] = {}
+    for e in run.summary.get("expectations") or []:
+        if verdicts.verdict(e) != "skipped":
+            tally[verdicts.label(e)] = tally.get(verdicts.label(e), 0) + 1
+    fid = (run.summary.get("fidelity") or {}).get("ok")
+    return (", ".join(f"{n} {k}" for k, n in tally.items()) or "no check") + (
+        "; faithful" if fid is True else "; UNFAITHFUL" if fid is False else "; not judged")
+
+
+def _sender(run: Run) -> str:
+    """The fairness specs' TCP class as test_reproduce_fairness.py sets it."""
+    sets = dict(o.partition("=")[::2] for o in run.overrides)
+    rest = [f"{k}={v}" for k, v in sets.items()
+            if not re.fullmatch(r"flows\[tcp\d\]\.(cc|proto)", k)]
+    sender = ("userspace NewReno" if "newreno" in sets.values() else
+              "kernel CUBIC" if "cubic" in sets.values() else "kernel Reno")
+    return sender + "".join(f", {o}" for o in rest)
+
+
+FAIRNESS_LINK = "r1->r2"
+
+
+def estimates(run: Run) -> tuple[str, str]:
+    """The dropper's flow-count estimates N (XCP) and M (TCP): medians over the second
+    half of each phase between TCP joins (from resolved.json), at the bottleneck, as
+    tests/reproduce/test_reproduce_fairness.py judges them; '–' without the dropper."""
+    path = run.path / "metrics" / "fairness.csv"
+    resolved = run.path / "resolved.json"
+    if not path.is_file() or not resolved.is_file():
+        return "–", "–"
+    spec = json.loads(resolved.read_text())
+    joins = sorted(float(f.get("start_s") or 0) for f in spec.get("flows") or []
+                   if f.get("proto") != "xcp")
+    ends = [*joins[1:], float(spec.get("duration_s") or 0)]
+    series: dict[str, list[tuple[float, float]]] = {"n_xcp": [], "m_tcp": []}
+    with path.open(newline="") as f:
+        for row in csv.DictReader(f):
+            key = row.get("key", "").removeprefix("tcp_fairness.")
+            if row.get("link") == FAIRNESS_LINK and key in series:
+                series[key].append((float(row["t_s"]), float(row["value"])))
+    out = []
+    for key in ("n_xcp", "m_tcp"):
+        meds = []
+        for a, b in zip(joins, ends, strict=True):
+            vals = [v for t, v in series[key] if (a + b) / 2 <= t < b]
+            meds.append(f"{statistics.median(vals):.2f}" if vals else "–")
+        out.append(" / ".join(meds) if any(m != "–" for m in meds) else "–")
+    return out[0], out[1]
+
+
+def _share(n: int, who: str = "XCP") -> Cell:
+    return Cell(f"{who} share of O, {n} TCP", (f"{n} TCP: {who}",), prefix=True)
+
+
+TABLES: dict[str, Table] = {
+    # docs/reproductions.md "iXCP (seed 001)", Fig. 1-3: Low's topology over n and scale
+    "ixcp-fig1": Table(("ixcp-fig1-low",), (
+        Cell("155 link utilisation from 10 s", (
+            "iXCP fills the 155 link", "iXCP fills the 155 link at n > 4",
+            "XCP under-uses the 155 link")),
+        Cell("100 link utilisation from 10 s", (
+            "the 100 link stays full", "the 100 link stays full under XCP at n >= 256",
+            "the 100 link stays full under iXCP at n >= 256")),
+        Cell("short flow: `maxmin_error` from 10 s", (
+            "iXCP gives the short flow > 90 % of its max-min rate",
+            "iXCP gives the short flow > 90 % of its max-min rate at n > 16",
+            "XCP gives the short flow 24-55 Mb/s",
+            "XCP gives the short flow 24-55 Mb/s at n = 17..255 at the paper's rates",
+            "XCP gives the short flow 24-55 Mb/s at n > 16, scaled down",
+            "XCP gives the short flow 24-55 Mb/s at n >= 256",
+            "XCP gives the short flow 40 % of its max-min rate at large n")),
+        Cell("short flow Mb/s (whole run)", summary=("flows", "short", "throughput_mbps"),
+             fmt="{:.2f}"),
+        Cell("short flow max-min Mb/s", summary=("flows", "short", "maxmin_mbps"),
+             fmt="{:.2f}"),
+        Cell("drops at the 155 link", ("drops negligible at the 155 link",
+                                       "drops negligible at the 155 link, n > 64"), fmt="{:.0f}"),
+        Cell("mean queue at the 155 link, packets (Fig. 3)",
+             summary=("links", "r1->r2", "mean_queue_pkts"), fmt="{:.2f}"),
+    ), across="defaults.router.queue", values=("xcp", "ixcp")),
+    # "Fig. 4-5: five bottlenecks in a row"
+    "ixcp-fig4": Table(("ixcp-fig4-5hop",), (
+        *(Cell(f"link {k} utilisation from 15 s", (f"iXCP fills link {k}",) + (
+            ("XCP cannot fill link 1",) if k == 1 else ())) for k in range(1, 6)),
+        Cell("worst group against max-min (`maxmin_error`) from 15 s",
+             ("iXCP gives every group its max-min rate",)),
+        Cell("drops", ("no drops anywhere",), fmt="{:.0f}"),
+    ), across="defaults.router.queue", values=("xcp", "ixcp")),
+    # "Fig. 6-7: flows join and leave"
+    "ixcp-fig6": Table(("ixcp-fig6-dynamic",), (
+        Cell("every flow within 10 % of max-min after each change (`maxmin_error`)",
+             ("iXCP flows reach their max-min rates within seconds of each change",)),
+        Cell("link C, 10-20 s", ("link C full before the joins",)),
+        Cell("link A, 25-40 s", ("link A full while s5-s7 run",)),
+        Cell("link B, 45-60 s", ("link B full after the leaves",)),
+    ), across="defaults.router.queue", values=("xcp", "ixcp")),
+    # "XCP-TCP fairness dropper (seed 004)": a row per run
+    "fairness": Table((
+        "fairness-fig3a-20ms", "fairness-fig3b-100ms", "fair-fig4a-inspect50",
+        "fair-fig4b-inspect50", "fairness-fig3a-20ms-off", "fairness-fig3b-100ms-off",
+        "fair-cadence-interval"), (
+        _share(1), _share(2), _share(3), _share(3, "TCP"),
+        Cell("bottleneck utilisation from 5 s", ("bottleneck full",)),
+    ), setting=_sender, extra=(
+        ("N (true 10), per phase", lambda r: estimates(r)[0]),
+        ("M (true 1 / 2 / 3), per phase", lambda r: estimates(r)[1]))),
+}
+
 def render(runs: list[Run], sweeps: list[Sweep] | None = None) -> dict[str, list[str]]:
     blocks = {"checks": checks_block(runs), "fidelity": fidelity_block(runs)} if runs else {}
+    for name, table in TABLES.items():
+        if any(r.experiment in table.experiments and r.backend != SIMULATED for r in runs):
+            blocks[f"table:{name}"] = table_block(name, runs)
     by_spec: dict[str, list[Sweep]] = {}
     for s in sweeps or []:
         if s.spec in SWEEPS:
