@@ -52,6 +52,7 @@ what the runs give. `make reproduce` runs it with --write on the runs it just ma
 from __future__ import annotations
 
 import argparse
+import bisect
 import csv
 import datetime as dt
 import json
@@ -744,11 +745,92 @@ TABLES: dict[str, Table] = {
         ("M (true 1 / 2 / 3), per phase", lambda r: estimates(r)[1]))),
 }
 
+# docs/reproductions.md "Fig. 6-7": mean goodput per flow in windows of each phase of
+# ixcp/fig6-dynamic (joins at 20 s, leaves at 40 s) beside the exact max-min goodput then
+PHASE_EXPERIMENT = "ixcp-fig6-dynamic"
+PHASE_WINDOWS = ((5.0, 10.0), (15.0, 20.0), (30.0, 40.0), (50.0, 60.0))
+
+
+def goodput_mbps(flow_csv: Path, a: float, b: float) -> dict[str, float]:
+    """Payload Mb/s per flow over [a, b] from metrics/flow.csv's cumulative bytes (every
+    stream summed), interpolated at a and b; flows that moved nothing there are left out."""
+    series: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    with flow_csv.open(newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("bytes"):
+                series.setdefault((row["flow"], row.get("stream", "")), []).append(
+                    (float(row["t_s"]), float(row["bytes"])))
+
+    def at(points: list[tuple[float, float]], t: float) -> float:
+        """Cumulative bytes at t: 0 before the first sample, the last after the last."""
+        i = bisect.bisect_right([ts for ts, _ in points], t)
+        if i == 0:
+            return 0.0
+        if i == len(points):
+            return points[-1][1]
+        (t0, v0), (t1, v1) = points[i - 1], points[i]
+        return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+
+    out: dict[str, float] = {}
+    for (flow, _), points in series.items():
+        points.sort()
+        out[flow] = out.get(flow, 0.0) + (at(points, b) - at(points, a)) * 8 / (b - a) / 1e6
+    return {f: v for f, v in out.items() if v > 0}
+
+
+def maxmin_at(run: Run, t: float) -> dict[str, float]:
+    """Exact max-min goodput (Mb/s) of the flows active at t, from the run's plan."""
+    from orchestrator.analysis.maxmin_report import run_schedule
+    from orchestrator.analysis.run_context import RunContext
+
+    pieces = run_schedule(RunContext.load(run.path).plan, run.summary.get("flows") or {})
+    if isinstance(pieces, str):
+        raise SystemExit(f"{run.path}: max-min unknown: {pieces}")
+    for piece in pieces:
+        if piece.start_s <= t < piece.stop_s:
+            return {f: float(v) / 1e6 for f, v in piece.goodput_bps.items()}
+    return {}
+
+
+def phases_block(runs: list[Run]) -> list[str]:
+    """Per flow and window: each queue's measured goodput beside max-min (the last run of
+    each queue, as table_block)."""
+    last: dict[str, Run] = {}
+    mine = sorted((r for r in runs if r.backend != SIMULATED
+                   and r.experiment == PHASE_EXPERIMENT), key=lambda r: r.created)
+    for r in mine:
+        last[_override(r, "defaults.router.queue") or "?"] = r
+    queues = [q for q in ("xcp", "ixcp") if q in last]
+    used = [last[q] for q in queues]
+    measured = {q: [goodput_mbps(last[q].path / "metrics" / "flow.csv", a, b)
+                    for a, b in PHASE_WINDOWS] for q in queues}
+    fair = [maxmin_at(used[-1], (a + b) / 2) for a, b in PHASE_WINDOWS]
+    flows = sorted({f for q in queues for w in measured[q] for f in w} | {
+        f for w in fair for f in w}, key=lambda f: (f != "long", f))
+    heads = ["flow"] + [f"{a:.0f}–{b:.0f} s: {h}" for a, b in PHASE_WINDOWS
+                        for h in (*queues, "max-min")]
+    out = [_source(used)[:-1] + " Mean goodput (Mb/s) per window; max-min is the exact "
+           "allocation in goodput at the window's middle._", "",
+           "| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    for f in flows:
+        cells = [f]
+        for i in range(len(PHASE_WINDOWS)):
+            for q in queues:
+                v = measured[q][i].get(f)
+                cells.append("–" if v is None else f"{v:.2f}")
+            m = fair[i].get(f)
+            cells.append("–" if m is None else f"{m:.2f}")
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
 def render(runs: list[Run], sweeps: list[Sweep] | None = None) -> dict[str, list[str]]:
     blocks = {"checks": checks_block(runs), "fidelity": fidelity_block(runs)} if runs else {}
     for name, table in TABLES.items():
         if any(r.experiment in table.experiments and r.backend != SIMULATED for r in runs):
             blocks[f"table:{name}"] = table_block(name, runs)
+    if any(r.experiment == PHASE_EXPERIMENT and r.backend != SIMULATED for r in runs):
+        blocks["table:ixcp-fig6-phases"] = phases_block(runs)
     by_spec: dict[str, list[Sweep]] = {}
     for s in sweeps or []:
         if s.spec in SWEEPS:

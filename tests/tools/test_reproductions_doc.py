@@ -381,3 +381,15 @@ def test_fairness_table_reads_each_class_share_and_the_estimator_from_the_run(
                    "| 1.00 / 2.05 | 5 PASS, 1 NOT REPRODUCED; faithful |"), row
     (off,) = _rows(blocks, "fairness", "| fairness-fig3a-20ms-off kernel Reno |")
     assert off.startswith("| fairness-fig3a-20ms-off kernel Reno | – | – | 0.038 PASS | – |")
+
+
+def test_goodput_per_window_sums_streams_and_interpolates(tmp_path: Path) -> None:
+    """Fig. 6's per-phase table: Mb/s over [a, b] from cumulative bytes, every stream of a
+    flow summed, interpolated between samples; a flow that moved nothing is left out."""
+    rows = ["t_s,flow,stream,bytes"]
+    for t in range(0, 11):
+        rows += [f"{t},long,1,{t * 125_000}", f"{t},long,2,{t * 250_000}",  # 1 + 2 Mb/s
+                 f"{t},s5,1,0"]
+    (tmp_path / "flow.csv").write_text("\n".join(rows) + "\n")
+    got = doc_tool.goodput_mbps(tmp_path / "flow.csv", 2.5, 7.5)
+    assert set(got) == {"long"} and got["long"] == pytest.approx(3.0)
