@@ -21,6 +21,18 @@ from agents.xcpi_sampler import XcpiReceiverReader, receiver_rows, xcpi_rows
 from xcplab_contract.plan import Flow, Plan
 
 
+def engine_wait_s(g: EngineGroup) -> float | str:
+    """The engine process's time runnable but not running (cumulative, all threads:
+    /proc/<pid>/task/*/schedstat), "" when it is not running here. A stall whose
+    interval adds about as much wait was the machine holding the SCHED_FIFO engine off
+    its CPU (a higher-priority task, the kernel, a wake-up not preempting); one that
+    adds none happened while the engine ran (docs/run-directory.md, engine.csv)."""
+    if g.running is None:
+        return ""
+    times = proc_times(g.running.popen.pid)
+    return round(times.sched_wait_s, 6) if times is not None else ""
+
+
 @dataclass
 class Sampler:
     plan: Plan
@@ -57,6 +69,7 @@ class Sampler:
                                   "steal_s": steal_seconds(),
                                   "spin_s": fid.get("spin_seconds", ""),
                                   "windows_over_cpu_cap": fid.get("windows_over_cpu_cap", ""),
+                                  "sched_wait_s": engine_wait_s(g),
                                   **lateness_columns(fid), **loss_columns(fid)})
         for fid, reader in list(self.xcpi_receivers.items()):
             if (rep := reader.snapshot()) is not None:

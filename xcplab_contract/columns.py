@@ -28,12 +28,13 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     # rx_truncated (frame over 2048 B), arrival_stamps_clamped (receive stamps moved).
     # spin_s: of cpu_s, the seconds spent spinning for the next deadline (work yields
     # it, so headroom is judged on cpu_s - spin_s); windows_over_cpu_cap: 10 ms windows
-    # in which the engine was over its CPU cap and served due events in batches.
+    # in which the engine was over its CPU cap and served due events in batches;
+    # sched_wait_s: seconds the engine process was runnable but not running (schedstat).
     "engine": ("t_s", "node", "late_timers", "max_lateness_us", "cpu_s", "timers",
                "timers_late_1ms", "events", "events_late_1ms", "events_late_5ms",
                "max_event_lateness_us", "steal_s",
                "rx_socket_drops", "tx_errors", "rx_truncated", "arrival_stamps_clamped",
-               "spin_s", "windows_over_cpu_cap"),
+               "spin_s", "windows_over_cpu_cap", "sched_wait_s"),
     # XCP-i (per upstream router: estimate, truth, requests, timeouts) and the XCP-TCP
     # fairness stage (p_drop, flow-count estimates, BW_XCP): whatever numeric state the
     # engine's qdisc stage reports, in long form so new fields need no schema change.

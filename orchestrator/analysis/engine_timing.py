@@ -82,6 +82,7 @@ def engine_stats(engine_df: pd.DataFrame) -> dict[str, dict[str, Any]]:
             "windows_over_cpu_cap": _last(df, "windows_over_cpu_cap")
             if "windows_over_cpu_cap" in df.columns else float("nan"),
             **_steal(df),
+            **_engine_wait(df),
             **{key: _last(df, key) for key in OUT_OF_MODEL},
         }
     return out
@@ -104,8 +105,10 @@ def _out_of_model_problems(node: str, df: pd.DataFrame, st: dict[str, Any],
     for key, why in _LOST_WHY.items():
         n = st.get(key, float("nan"))
         if np.isfinite(n) and n > th.max_frames_lost_outside_model:
+            who = (_who_stalled(st, "wait_in_drops_s", "drop_intervals")
+                   if key == "rx_socket_drops" else "")
             problems.append(f"engine {node}: {int(n)} frames {why} ({key}): lost outside "
-                            "the model, they look like congestion loss")
+                            f"the model, they look like congestion loss{who}")
     clamped, events = st.get("arrival_stamps_clamped", float("nan")), st.get("events")
     frac = _fraction(clamped, float(events)) if isinstance(events, (int, float)) else math.nan
     if np.isfinite(clamped) and clamped > 0 and not frac <= th.max_clamped_stamp_fraction:
@@ -126,6 +129,52 @@ def _steal(df: pd.DataFrame) -> dict[str, float]:
         (s["max_event_lateness_us"].diff() > 0) & (s["max_event_lateness_us"] > 5000))
     return {"steal_s": float(s["steal_s"].iloc[-1] - s["steal_s"].iloc[0]),
             "steal_in_stalls_s": float(steal[stalled].sum())}
+
+
+def _engine_wait(df: pd.DataFrame) -> dict[str, float]:
+    """The engine's own run-queue wait (sched_wait_s: runnable, not running): over the
+    run, in a typical interval (median), and summed over the intervals with a stall
+    (events over 5 ms late) and over those in which frames were dropped before the
+    engine read them. NaN for runs recorded before engine.csv had the column."""
+    nan = float("nan")
+    keys = ("sched_wait_s", "sched_wait_median_interval_s", "wait_in_stalls_s",
+            "stall_intervals", "wait_in_drops_s", "drop_intervals")
+    if "sched_wait_s" not in df.columns:
+        return dict.fromkeys(keys, nan)
+    s = df[["sched_wait_s", "events_late_5ms", "max_event_lateness_us",
+            "rx_socket_drops"]].dropna(subset=["sched_wait_s"])
+    if len(s) < 2:
+        return dict.fromkeys(keys, nan)
+    wait = s["sched_wait_s"].diff().iloc[1:]
+    late5 = s["events_late_5ms"].diff().iloc[1:]
+    worst = s["max_event_lateness_us"]
+    stalled = (late5 > 0) | ((worst.diff().iloc[1:] > 0) & (worst.iloc[1:] > 5000))
+    dropped = s["rx_socket_drops"].diff().iloc[1:] > 0
+    return {"sched_wait_s": float(s["sched_wait_s"].iloc[-1] - s["sched_wait_s"].iloc[0]),
+            "sched_wait_median_interval_s": float(wait.median()),
+            "wait_in_stalls_s": float(wait[stalled].sum()),
+            "stall_intervals": float(stalled.sum()),
+            "wait_in_drops_s": float(wait[dropped].sum()),
+            "drop_intervals": float(dropped.sum())}
+
+
+def _who_stalled(st: dict[str, Any], key: str, intervals: str) -> str:
+    """What the engine's run-queue wait says about the intervals `intervals` counts
+    (wait summed over them in `key`): more than a millisecond above the typical
+    interval's wait, the machine kept the engine off its CPU; else the engine was on it
+    (its own work, or the kernel working on its behalf)."""
+    nan = float("nan")
+    wait, typical, n = (st.get(key, nan), st.get("sched_wait_median_interval_s", nan),
+                        st.get(intervals, nan))
+    if not (np.isfinite(wait) and np.isfinite(typical) and np.isfinite(n) and n > 0):
+        return ""
+    if wait - n * typical >= 0.001:
+        return (f"; in those intervals the engine waited {wait * 1000:.1f} ms for a CPU "
+                f"(runnable, not running; {typical * 1000:.1f} ms in a typical interval): "
+                "the machine held it off (other processes or the kernel), rerun")
+    return (f"; in those intervals the engine waited {wait * 1000:.1f} ms for a CPU "
+            f"({typical * 1000:.1f} ms in a typical interval): it was not held off, so "
+            "its own work (or the kernel working for it) stalled it")
 
 
 def check_engines(engine_df: pd.DataFrame, th: TimingThresholds,
@@ -167,6 +216,8 @@ def _event_problems(node: str, st: dict[str, Any], th: TimingThresholds) -> list
     why = (f"; {stolen * 1000:.0f} ms of hypervisor steal time (all CPUs) coincided with "
            "the late events: likely a machine stall, rerun"
            if stalled and np.isfinite(stolen) and stolen > 0 else "")
+    if stalled:
+        why += _who_stalled(st, "wait_in_stalls_s", "stall_intervals")
     return [(f"engine {node}: {f1:.2%} of {int(st['events'])} link events ran more than "
             f"1 ms late (tolerance {th.max_fraction_late_1ms:.0%}), {f5:.3%} more than 5 ms "
             f"(tolerance {th.max_fraction_late_5ms:.1%}), the worst {worst:.2f} ms "

@@ -54,6 +54,7 @@ class _Control:
 class _Group:
     def __init__(self, fidelity: dict) -> None:
         self.name = "local"
+        self.running = None  # not started here: sched_wait_s stays empty
         self.control = _Control(fidelity)
 
 

@@ -57,3 +57,28 @@ def test_row_names_the_flow_and_the_tool() -> None:
     row = proc_row(1.5, "f3.client", "client", "/usr/bin/iperf3", 77, t)
     assert (row["proc"], row["flow"], row["kind"], row["tool"], row["pid"]) == (
         "f3.client", "f3", "client", "iperf3", 77)
+
+
+def test_the_engine_rows_wait_is_its_process_schedstat_wait() -> None:
+    """engine.csv's sched_wait_s: the engine process's runnable-not-running time, so a
+    stall can be told apart (the machine held it off, or it was working)."""
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from agents.engines import EngineGroup
+    from agents.sampler import engine_wait_s
+
+    g = EngineGroup("engine-local", ["r1"], Path("e.json"), Path("e.sock"), None)
+    assert engine_wait_s(g) == ""  # not started here
+    child = subprocess.Popen([sys.executable, "-c", "sum(i * i for i in range(2_000_000))"])
+    try:
+        g.running = cast(Any, SimpleNamespace(popen=child))
+        wait = engine_wait_s(g)
+        assert isinstance(wait, float) and wait >= 0.0
+        times = proc_times(child.pid)
+        assert times is not None and wait <= times.sched_wait_s + 1e-6  # rounded to 1 us
+    finally:
+        child.wait()
+    assert engine_wait_s(g) == ""  # reaped: /proc has no such process
