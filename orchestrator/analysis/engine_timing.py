@@ -105,7 +105,8 @@ def _out_of_model_problems(node: str, df: pd.DataFrame, st: dict[str, Any],
     for key, why in _LOST_WHY.items():
         n = st.get(key, float("nan"))
         if np.isfinite(n) and n > th.max_frames_lost_outside_model:
-            who = (_who_stalled(st, "wait_in_drops_s", "drop_intervals")
+            who = (_who_stalled(st, "wait_in_drops_s", "drop_intervals",
+                                st.get("steal_in_drops_s", float("nan")))
                    if key == "rx_socket_drops" else "")
             problems.append(f"engine {node}: {int(n)} frames {why} ({key}): lost outside "
                             f"the model, they look like congestion loss{who}")
@@ -138,11 +139,11 @@ def _engine_wait(df: pd.DataFrame) -> dict[str, float]:
     engine read them. NaN for runs recorded before engine.csv had the column."""
     nan = float("nan")
     keys = ("sched_wait_s", "sched_wait_median_interval_s", "wait_in_stalls_s",
-            "stall_intervals", "wait_in_drops_s", "drop_intervals")
+            "stall_intervals", "wait_in_drops_s", "drop_intervals", "steal_in_drops_s")
     if "sched_wait_s" not in df.columns:
         return dict.fromkeys(keys, nan)
     s = df[["sched_wait_s", "events_late_5ms", "max_event_lateness_us",
-            "rx_socket_drops"]].dropna(subset=["sched_wait_s"])
+            "rx_socket_drops", "steal_s"]].dropna(subset=["sched_wait_s"])
     if len(s) < 2:
         return dict.fromkeys(keys, nan)
     wait = s["sched_wait_s"].diff().iloc[1:]
@@ -155,14 +156,16 @@ def _engine_wait(df: pd.DataFrame) -> dict[str, float]:
             "wait_in_stalls_s": float(wait[stalled].sum()),
             "stall_intervals": float(stalled.sum()),
             "wait_in_drops_s": float(wait[dropped].sum()),
-            "drop_intervals": float(dropped.sum())}
+            "drop_intervals": float(dropped.sum()),
+            "steal_in_drops_s": float(s["steal_s"].diff().iloc[1:][dropped].sum())}
 
 
-def _who_stalled(st: dict[str, Any], key: str, intervals: str) -> str:
+def _who_stalled(st: dict[str, Any], key: str, intervals: str, stolen: float) -> str:
     """What the engine's run-queue wait says about the intervals `intervals` counts
     (wait summed over them in `key`): more than a millisecond above the typical
     interval's wait, the machine kept the engine off its CPU; else the engine was on it
-    (its own work, or the kernel working on its behalf)."""
+    (its own work, or the kernel working on its behalf) -- unless the hypervisor took
+    the whole virtual CPU then (`stolen` > 0), which the guest does not see as wait."""
     nan = float("nan")
     wait, typical, n = (st.get(key, nan), st.get("sched_wait_median_interval_s", nan),
                         st.get(intervals, nan))
@@ -172,9 +175,12 @@ def _who_stalled(st: dict[str, Any], key: str, intervals: str) -> str:
         return (f"; in those intervals the engine waited {wait * 1000:.1f} ms for a CPU "
                 f"(runnable, not running; {typical * 1000:.1f} ms in a typical interval): "
                 "the machine held it off (other processes or the kernel), rerun")
-    return (f"; in those intervals the engine waited {wait * 1000:.1f} ms for a CPU "
-            f"({typical * 1000:.1f} ms in a typical interval): it was not held off, so "
-            "its own work (or the kernel working for it) stalled it")
+    held = (f"; in those intervals the engine waited {wait * 1000:.1f} ms for a CPU "
+            f"({typical * 1000:.1f} ms in a typical interval): this machine's scheduler did "
+            "not hold it off")
+    if np.isfinite(stolen) and stolen > 0:
+        return held + f", the hypervisor's steal ({stolen * 1000:.0f} ms) is the likelier cause"
+    return held + ", so its own work (or the kernel working for it) stalled it"
 
 
 def check_engines(engine_df: pd.DataFrame, th: TimingThresholds,
@@ -217,7 +223,7 @@ def _event_problems(node: str, st: dict[str, Any], th: TimingThresholds) -> list
            "the late events: likely a machine stall, rerun"
            if stalled and np.isfinite(stolen) and stolen > 0 else "")
     if stalled:
-        why += _who_stalled(st, "wait_in_stalls_s", "stall_intervals")
+        why += _who_stalled(st, "wait_in_stalls_s", "stall_intervals", stolen)
     return [(f"engine {node}: {f1:.2%} of {int(st['events'])} link events ran more than "
             f"1 ms late (tolerance {th.max_fraction_late_1ms:.0%}), {f5:.3%} more than 5 ms "
             f"(tolerance {th.max_fraction_late_5ms:.1%}), the worst {worst:.2f} ms "

@@ -161,9 +161,22 @@ def test_a_stall_while_the_engine_had_its_cpu_is_its_own(make_run):
     found = [p for p in problems(run) if "engine R1" in p]
     for p in found:
         assert "held it off" not in p, found
-    assert any("link events" in p and "it was not held off, so its own work" in p
+    assert any("link events" in p and "did not hold it off, so its own work" in p
                for p in found), found
-    assert any("(rx_socket_drops)" in p and "it was not held off" in p for p in found), found
+    assert any("(rx_socket_drops)" in p and "did not hold it off, so its own work" in p
+               for p in found), found
+
+
+def test_a_stall_neither_the_scheduler_nor_the_engine_explains_is_the_hypervisors(make_run):
+    run = _stall_at_40(make_run(max_event_lateness_us=300), wait_in_stall_s=0.0, drops=17)
+    rows = read_metrics(run, "engine")
+    for i, r in enumerate(rows):
+        r["steal_s"] = str(0.010 if i >= 40 else 0.0)
+    write_metrics(run, "engine", rows)
+    found = [p for p in problems(run) if "engine R1" in p]
+    assert sum("did not hold it off, the hypervisor's steal (10 ms) is the likelier cause"
+               in p for p in found) == 2, found
+    assert not any("its own work" in p for p in found), found
 
 
 def test_runs_without_the_engines_wait_column_say_nothing_of_it(make_run):
