@@ -612,8 +612,9 @@ def table_block(name: str, runs: list[Run]) -> list[str]:
         last[(r.experiment, setting(r), value)] = r
     used = sorted(last.values(), key=lambda r: r.created)
     superseded = len(mine) - len(used)
-    out = [_source(used)[:-1] + (f" {superseded} earlier attempt(s) flagged unfaithful and "
-                                 f"rerun are not shown._" if superseded else "_"), ""]
+    out = [_source(used)[:-1] + (f" {superseded} earlier run(s) of a shown setting (a flagged "
+                                 f"attempt before its rerun) are not shown._" if superseded
+                                 else "_"), ""]
     keys = list(dict.fromkeys((exp, s) for exp, s, _ in last))
     if table.across:
         out += ["| setting | figure | " + " | ".join(table.values) + " |",

@@ -330,7 +330,8 @@ def test_a_rerun_replaces_the_flagged_attempt_and_the_caption_counts_it(tmp_path
     _low(tmp_path, "attempt-0", "ixcp", 4, 0.80, ok=False)
     _low(tmp_path, "attempt-1", "ixcp", 4, 0.972, minute=5)
     table = doc_tool.render(doc_tool.collect([tmp_path]))["table:ixcp-fig1"]
-    assert "1 earlier attempt(s) flagged unfaithful and rerun are not shown" in table[0]
+    assert ("1 earlier run(s) of a shown setting (a flagged attempt before its rerun) are "
+            "not shown") in table[0]
     assert any(r.endswith("| no run | 0.972 PASS |") for r in table), table
 
 
