@@ -230,6 +230,7 @@ int run_client(const Options& o) {
                         {"interrupted", interrupted},
                         {"tx_errors", hs.tx.stats().errors},
                         {"tx_link_packets", hs.tx.stats().link_packets},
+                        {"tx_xdp_packets", hs.tx.stats().xdp_packets},
                         {"rx", hs.rx_report()}};
   rep.end(end);
   if (!failure.empty()) {

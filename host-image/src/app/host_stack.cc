@@ -1,13 +1,21 @@
 #include "app/host_stack.hh"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <string>
 
 #include "io/icmp_filter.hh"
+#include "io/link_path.hh"
+#include "transport/segment.hh"
+#include "xcp/header.hh"
 
 namespace xcphost {
 namespace {
@@ -17,6 +25,42 @@ RawSocketConfig socket_config(const Options& o) {
   c.ttl = o.ttl;
   return c;
 }
+// The interface --xdp works on and its IPv4 address (host order, 0 if none).
+std::pair<int, uint32_t> xdp_interface(const Options& o) {
+  std::string dev = o.xdp_dev;
+  if (dev.empty() && o.mode == Options::Mode::kClient) {
+    const auto path = resolve_link_path(o.host_addr);
+    if (!path) {
+      throw std::runtime_error("--xdp: the route to " + o.host +
+                               " is not one Ethernet hop with a neighbour entry (name an interface with --xdp-dev)");
+    }
+    char name[IF_NAMESIZE] = {};
+    if (if_indextoname(static_cast<unsigned>(path->ifindex), name) != nullptr) dev = name;
+  }
+  ifaddrs* all = nullptr;
+  if (getifaddrs(&all) != 0) throw xcp::SystemError("getifaddrs", errno);
+  std::set<std::string> candidates;
+  uint32_t addr = 0;
+  for (ifaddrs* i = all; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
+    if (dev.empty()) candidates.insert(i->ifa_name);
+    if ((dev.empty() || dev == i->ifa_name) && addr == 0) {
+      addr = ntohl(reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr);
+    }
+  }
+  freeifaddrs(all);
+  if (dev.empty()) {
+    if (candidates.size() != 1) {
+      throw std::runtime_error("--xdp: " + std::to_string(candidates.size()) +
+                               " interfaces with IPv4 addresses here; name one with --xdp-dev");
+    }
+    dev = *candidates.begin();
+  }
+  const unsigned ifindex = if_nametoindex(dev.c_str());
+  if (ifindex == 0) throw std::runtime_error("--xdp-dev: no interface " + dev);
+  return {static_cast<int>(ifindex), addr};
+}
+
 }  // namespace
 
 uint32_t local_address_towards(uint32_t dst) {
@@ -69,7 +113,22 @@ ConnectionConfig connection_config(const Options& o, uint32_t local_addr) {
 
 HostStack::HostStack(const Options& o)
     : sock(socket_config(o)), tx(sock), rx(sock), ep(tx), loop(clock, sock, ep, tx, rx), port_filter_(o.port_filter) {
-  if (o.link_tx) tx.enable_link_output(o.ttl, RawSocketConfig{}.buffer_bytes);
+  if (o.link_tx || o.xdp) tx.enable_link_output(o.ttl, RawSocketConfig{}.buffer_bytes);
+  if (o.xdp) {
+    // A packet is written straight into a UMEM frame: the largest one a
+    // connection builds (shim and segment header with SACK blocks, MSS) must fit.
+    constexpr size_t kMaxHeaders = xcp::kHeaderMaxLen + kSegmentBaseLen + kMaxSackBlocks * kSackBlockLen;
+    const size_t room = XdpSocket::kFrameBytes - kLinkHeadroom;
+    if (connection_config(o).mss_bytes + kMaxHeaders > room) {
+      throw std::runtime_error("--xdp: --mss at most " + std::to_string(room - kMaxHeaders) + " (UMEM frames of " +
+                               std::to_string(XdpSocket::kFrameBytes) + " bytes)");
+    }
+    if (!tx.link_output()) throw std::runtime_error("--xdp: cannot open the packet socket for link paths");
+    const auto [ifindex, addr] = xdp_interface(o);
+    xdp = std::make_unique<XdpSocket>(XdpSocketConfig{ifindex, 0, addr});
+    tx.enable_xdp_output(xdp.get());
+    rx.attach_xdp(xdp.get());
+  }
   if (!o.xcpi_receiver_cloud.is_zero() || !o.xcpi_receiver_chirp.is_zero()) {
     ReceiverXcpiConfig c;
     c.path_capacity = o.xcpi_receiver_cloud;
@@ -86,6 +145,7 @@ HostStack::HostStack(const Options& o)
 void HostStack::accept_ports(std::span<const PortRange> ports) {
   if (!port_filter_ || xcpi) return;
   sock.set_port_filter(ports);
+  if (xdp) xdp->set_ports(ports);
 }
 
 nlohmann::json HostStack::rx_report() const {
@@ -94,6 +154,12 @@ nlohmann::json HostStack::rx_report() const {
                       {"not_ours", ep.stats().not_ours},
                       {"port_filter", sock.filtered()},
                       {"socket_drops", drops ? nlohmann::json(*drops) : nlohmann::json(nullptr)}};
+  if (xdp) {
+    const xdp_statistics k = xdp->kernel_stats();
+    j["xdp"] = {{"packets", rx.stats().xdp_packets}, {"native", xdp->native()},
+                {"rx_dropped", k.rx_dropped}, {"rx_ring_full", k.rx_ring_full},
+                {"fill_ring_empty", k.rx_fill_ring_empty_descs}};
+  }
   const EndpointStats& e = ep.stats();
   if (e.xcpi_requests_answered > 0) {  // the XCP-i sender duty (U of a cloud)
     j["xcpi_sender"] = {{"requests_answered", e.xcpi_requests_answered}, {"probes_sent", e.xcpi_probes_sent},

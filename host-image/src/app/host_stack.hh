@@ -12,6 +12,7 @@
 #include "io/raw_socket.hh"
 #include "io/rx_batch.hh"
 #include "io/tx_batch.hh"
+#include "io/xdp_socket.hh"
 #include "transport/connection_config.hh"
 #include "transport/endpoint.hh"
 #include "xcpi/receiver_xcpi.hh"
@@ -45,6 +46,8 @@ struct HostStack {
   // The XCP-i receiver duty (--xcpi-receiver-cloud or --xcpi-receiver-chirp), else null.
   std::unique_ptr<ReceiverXcpi> xcpi;
   IoLoop loop;
+  // --xdp: the AF_XDP socket the batches use (after them: destroyed first).
+  std::unique_ptr<XdpSocket> xdp;
 
  private:
   bool port_filter_;

@@ -133,6 +133,7 @@ int finish_job(ObjectsJob& j, HostStack& hs, bool interrupted) {
              // the process's counters (shared by every job of it)
              {"tx_errors", hs.tx.stats().errors},
              {"tx_link_packets", hs.tx.stats().link_packets},
+             {"tx_xdp_packets", hs.tx.stats().xdp_packets},
              {"rx", hs.rx_report()}});
   // Congested objects that fail are results; a server that never answers,
   // or bytes that arrive altered, are errors of the test itself.

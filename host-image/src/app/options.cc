@@ -87,6 +87,10 @@ std::string_view usage_text() {
          "                          where the route is one Ethernet hop (less CPU per packet; off by\n"
          "                          default: its bursts overflowed the engine's receive rings)\n"
          "      --raw-ip-tx         every packet through the raw IP socket (the default)\n"
+         "      --xdp               send and receive this process's frames through an AF_XDP socket\n"
+         "                          on the interface towards the server (server: its one interface);\n"
+         "                          copy mode, the XDP program is detached when xcpperf exits\n"
+         "      --xdp-dev IF        --xdp on interface IF\n"
          "      --title TEXT        label copied into the JSON output\n"
          "      --objects SPEC      client: one connection per object, START_S:BYTES[,...] or @FILE;\n"
          "                          reports each object's completion time (-t: the schedule's deadline)\n"
@@ -205,6 +209,13 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
       o.link_tx = false;
     } else if (a == "--link-tx") {
       o.link_tx = true;
+    } else if (a == "--xdp") {
+      o.xdp = true;
+    } else if (a == "--xdp-dev") {
+      auto v = value(a);
+      if (!v || v->empty() || v->size() >= 16) return need(a, "an interface name (1..15 characters)");
+      o.xdp = true;
+      o.xdp_dev = std::string(*v);
     } else if (a == "--no-delayed-ack") {
       o.delayed_ack = false;
     } else if (a == "--rto-backoff") {
@@ -298,6 +309,9 @@ ParsedOptions parse_options(const std::vector<std::string_view>& args) {
   if (!o.xcpi_receiver_cloud.is_zero() && !o.xcpi_receiver_chirp.is_zero()) {
     return std::string("--xcpi-receiver-cloud and --xcpi-receiver-chirp are mutually exclusive (one estimator)");
   }
+  if (o.xdp && (!o.xcpi_receiver_cloud.is_zero() || !o.xcpi_receiver_chirp.is_zero())) {
+    return std::string("--xdp: not with the XCP-i receiver duty (--xcpi-receiver-*: it needs every packet's kernel stamp)");
+  }
   if (o.xcpi && o.ttl == 0) o.ttl = 64;  // XCP-i needs the TTL we send with
   return o;
 }
@@ -346,11 +360,12 @@ ParsedJobs parse_jobs(const std::vector<std::string_view>& args) {
     }
     if (!jobs.empty()) {
       const Options& a = jobs.front().options;
-      if (o.ttl != a.ttl || o.link_tx != a.link_tx || o.port_filter != a.port_filter ||
+      if (o.ttl != a.ttl || o.link_tx != a.link_tx || o.xdp != a.xdp || o.xdp_dev != a.xdp_dev ||
+          o.port_filter != a.port_filter ||
           o.install_icmp_filter != a.install_icmp_filter || o.interval != a.interval ||
           o.xcpi_receiver_cloud != a.xcpi_receiver_cloud || o.xcpi_receiver_chirp != a.xcpi_receiver_chirp ||
           o.cport != a.cport) {  // one block of local ports from the first job's --cport
-        return "--job " + name + ": the socket and report options (--ttl, --link-tx, --no-port-filter, " +
+        return "--job " + name + ": the socket and report options (--ttl, --link-tx, --xdp, --no-port-filter, " +
                "--install-icmp-filter, -i, --xcpi-receiver-*, --cport) must be the same for every job";
       }
     }

@@ -63,6 +63,11 @@ struct Options {
   // Off by default: in fig2c (15 s) the engine's receive ring overflowed with it, 29 and
   // 33 frames (rx_socket_drops, unfaithful), and never without it (0 and 0, alternated).
   bool link_tx = false;
+  // Send and receive this process's frames through an AF_XDP socket on one
+  // interface (io/xdp_socket.hh), --xdp [--xdp-dev IF]. Empty xdp_dev: the
+  // client's route to -c HOST, the server's one non-loopback interface.
+  bool xdp = false;
+  std::string xdp_dev;
   bool delayed_ack = true;
   bool rto_backoff_until_new_data = false;  // --rto-backoff new-data
   bool xcp_feedback_new_acks_only = false;  // --xcp-feedback new-acks

@@ -35,6 +35,28 @@ namespace {
 int64_t ns_of(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
 }  // namespace
 
+size_t RxBatch::receive_xdp(const PacketHandler& handler) {
+  if (xdp_ == nullptr) return 0;
+  return xdp_->receive(
+      [&](std::span<uint8_t> frame) {
+        // The program passed only IPv4 frames without options; the IP total
+        // length bounds the packet (a frame may carry padding).
+        constexpr size_t kEth = 14;
+        uint8_t* p = frame.data() + kEth;
+        const size_t avail = frame.size() > kEth ? frame.size() - kEth : 0;
+        const size_t total = avail >= 20 ? (size_t{p[2]} << 8 | p[3]) : 0;
+        if (avail < 20 || (p[0] >> 4) != 4 || (p[0] & 0x0f) != 5 || total < 20 || total > avail) {
+          ++stats_.bad_ip;
+          return;
+        }
+        const uint32_t src = (uint32_t{p[12]} << 24) | (uint32_t{p[13]} << 16) | (uint32_t{p[14]} << 8) | p[15];
+        ++stats_.packets;
+        ++stats_.xdp_packets;
+        handler(RxPacket{src, p[8], 20, std::span<uint8_t>(p + 20, total - 20)});
+      },
+      static_cast<uint32_t>(msgs_.size()));
+}
+
 size_t RxBatch::receive(const Handler& handler) {
   return receive_packets([&handler](const RxPacket& p) { handler(p.src, p.shim); });
 }

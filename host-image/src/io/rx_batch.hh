@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io/raw_socket.hh"
+#include "io/xdp_socket.hh"
 #include "xcp/units.hh"
 
 namespace xcphost {
@@ -20,6 +21,7 @@ struct RxStats {
   uint64_t packets = 0;
   uint64_t syscalls = 0;
   uint64_t bad_ip = 0;  // too short or inconsistent IPv4 header
+  uint64_t xdp_packets = 0;  // of `packets`, taken from the AF_XDP socket
 };
 
 // One received packet with what the IPv4 header said (the XCP-i receiver
@@ -54,6 +56,13 @@ class RxBatch {
   // Asks the kernel to stamp every packet (SO_TIMESTAMPNS) and fills
   // RxPacket::arrival from then on.
   void enable_timestamps();
+  // Frames redirected to `xdp` (io/xdp_socket.hh), read by receive_xdp();
+  // `xdp` outlives this batch.
+  void attach_xdp(XdpSocket* xdp) { xdp_ = xdp; }
+  XdpSocket* xdp() const { return xdp_; }
+  // Up to one batch of frames from the AF_XDP socket (no system call).
+  size_t receive_xdp(const PacketHandler& handler);
+  size_t batch_packets() const { return msgs_.size(); }
 
  private:
   int fd_;
@@ -62,6 +71,7 @@ class RxBatch {
   std::vector<mmsghdr> msgs_;
   std::vector<std::vector<uint8_t>> cmsg_bufs_;  // one control buffer per message, when stamping
   bool timestamps_ = false;
+  XdpSocket* xdp_ = nullptr;
   RxStats stats_;
 };
 

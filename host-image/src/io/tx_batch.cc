@@ -48,17 +48,58 @@ const LinkPath* TxBatch::link_path_to(uint32_t remote_addr) {
 }
 
 std::span<uint8_t> TxBatch::buffer() {
+  if (xdp_ != nullptr) {
+    const std::span<uint8_t> frame = xdp_->tx_frame();
+    xdp_buffer_ = !frame.empty();
+    if (xdp_buffer_) return frame.subspan(kLinkHeadroom);
+  }
   // A caller that ignored has_room(): make room by flushing, and if the
   // socket is still full reuse the last slot (that packet is dropped; the
   // transport recovers it like any loss). Counted as an error.
-  if (count_ == slots_.size() && !flush()) {
+  if (count_ == slots_.size() && !flush_slots()) {
     ++stats_.errors;
     --count_;
   }
   return std::span<uint8_t>(slots_[count_].bytes).subspan(kLinkHeadroom);
 }
 
+void TxBatch::commit_xdp(uint32_t remote_addr, size_t len) {
+  xdp_buffer_ = false;
+  const std::span<uint8_t> frame = xdp_->tx_frame();  // the frame buffer() handed out
+  const LinkPath* path = link_fd_.valid() ? link_path_to(remote_addr) : nullptr;
+  if (path != nullptr && path->ifindex == xdp_->ifindex() && kIpv4HeaderBytes + len <= path->mtu &&
+      kLinkHeadroom + len <= frame.size()) {
+    if (first_ < count_) flush_slots();  // commit order
+    write_link_headers(*path, remote_addr, link_ttl_, len, frame);
+    xdp_->tx_commit(kLinkHeadroom + len);
+    ++stats_.packets;
+    ++stats_.xdp_packets;
+    if (++xdp_batch_ >= slots_.size()) {
+      xdp_->tx_flush();
+      xdp_batch_ = 0;
+    }
+    return;
+  }
+  // Not for the XDP interface: the packet moves to a slot (the frame stays
+  // reserved for the next buffer()).
+  if (count_ == slots_.size() && !flush_slots()) {
+    ++stats_.errors;
+    --count_;
+  }
+  std::memcpy(slots_[count_].bytes.data() + kLinkHeadroom, frame.data() + kLinkHeadroom, len);
+  xdp_buffer_ = false;
+  commit(remote_addr, len);
+}
+
 void TxBatch::commit(uint32_t remote_addr, size_t len) {
+  if (xdp_buffer_) {
+    commit_xdp(remote_addr, len);
+    return;
+  }
+  if (xdp_ != nullptr && xdp_->tx_pending()) {  // commit order
+    xdp_->tx_flush();
+    xdp_batch_ = 0;
+  }
   Slot& s = slots_[count_];
   msghdr& h = msgs_[count_].msg_hdr;
   const LinkPath* path = link_fd_.valid() ? link_path_to(remote_addr) : nullptr;
@@ -82,15 +123,25 @@ void TxBatch::commit(uint32_t remote_addr, size_t len) {
     s.link = false;
   }
   ++count_;
-  if (count_ == slots_.size()) flush();
+  if (count_ == slots_.size()) flush_slots();
 }
 
 int TxBatch::pending_fd() const {
-  if (!pending()) return -1;
-  return slots_[first_].link ? link_fd_.get() : fd_;
+  if (first_ < count_) return slots_[first_].link ? link_fd_.get() : fd_;
+  if (xdp_ != nullptr && xdp_->tx_pending()) return xdp_->fd();
+  return -1;
 }
 
 bool TxBatch::flush() {
+  bool done = true;
+  if (xdp_ != nullptr) {
+    done = xdp_->tx_flush();
+    xdp_batch_ = 0;
+  }
+  return flush_slots() && done;
+}
+
+bool TxBatch::flush_slots() {
   while (first_ < count_) {
     // The longest run of queued packets for the same socket, in order.
     const bool link = slots_[first_].link;

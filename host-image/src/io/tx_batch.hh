@@ -26,6 +26,7 @@
 
 #include "io/link_path.hh"
 #include "io/raw_socket.hh"
+#include "io/xdp_socket.hh"
 #include "transport/packet_writer.hh"
 #include "xcp/fd.hh"
 
@@ -34,6 +35,7 @@ namespace xcphost {
 struct TxStats {
   uint64_t packets = 0;
   uint64_t link_packets = 0;   // of those, sent as frames through the packet socket
+  uint64_t xdp_packets = 0;    // of those, sent through the AF_XDP socket
   uint64_t syscalls = 0;
   uint64_t would_block = 0;    // flushes that hit a full socket buffer
   uint64_t errors = 0;         // packets dropped by a send error (e.g. EMSGSIZE)
@@ -62,14 +64,19 @@ class TxBatch final : public PacketWriter {
   // opened.
   bool enable_link_output(uint8_t ttl, int buffer_bytes);
   bool link_output() const { return link_fd_.valid(); }
+  // From now on buffer() hands out `xdp`'s UMEM frames while it has room, and
+  // a packet whose link path leaves by xdp's interface is sent from there,
+  // one kick per batch; a packet to elsewhere is copied to a slot and sent as
+  // before. Needs link output (the link paths); `xdp` outlives this batch.
+  void enable_xdp_output(XdpSocket* xdp) { xdp_ = xdp; }
 
   std::span<uint8_t> buffer() override;
   void commit(uint32_t remote_addr, size_t len) override;
-  bool has_room() const override { return count_ < slots_.size(); }
+  bool has_room() const override { return xdp_ != nullptr ? xdp_->tx_room() : count_ < slots_.size(); }
 
   // Sends everything queued; returns true when nothing is left pending.
   bool flush();
-  bool pending() const { return first_ < count_; }
+  bool pending() const { return first_ < count_ || (xdp_ != nullptr && xdp_->tx_pending()); }
   // The socket the first queued packet waits for (POLLOUT), -1 when none.
   int pending_fd() const;
   const TxStats& stats() const { return stats_; }
@@ -87,6 +94,9 @@ class TxBatch final : public PacketWriter {
     std::chrono::steady_clock::time_point retry_at{};
   };
   const LinkPath* link_path_to(uint32_t remote_addr);
+  bool flush_slots();
+  // commit() of a packet written into xdp_'s frame.
+  void commit_xdp(uint32_t remote_addr, size_t len);
 
   int fd_;
   xcp::FileDescriptor link_fd_;
@@ -96,6 +106,9 @@ class TxBatch final : public PacketWriter {
   std::vector<mmsghdr> msgs_;
   size_t first_ = 0;  // first queued, unsent slot
   size_t count_ = 0;  // slots in use
+  XdpSocket* xdp_ = nullptr;
+  bool xdp_buffer_ = false;  // the last buffer() was xdp_'s frame
+  size_t xdp_batch_ = 0;     // frames committed since the last kick
   TxStats stats_;
 };
 
