@@ -287,6 +287,36 @@ TEST(IxcpController, IdlePortInItsFirstIntervalNamesNobody) {
   EXPECT_EQ(ctl.ixcp_counters().ids_written, 0u);
 }
 
+TEST(IxcpController, NamedFlowHeldUpstreamBelowTheLocalRateIsReleased) {
+  // The fixture's interval: congested (y = 1e7 >= S = 5e5), local rate
+  // Ss_m/SA_m = 1e6 B/s. A flow named here at cwnd 50 000 over 0.1 s (5e5 B/s,
+  // under 0.8 of the local rate) would get p = 40 + 120, n = 60: +100 B, but
+  // an upstream hop already wrote 10 B. This hop does not lower it and
+  // releases it to 0 (Fig. 6: the 100 link kept naming the long flow that the
+  // 150 link held, IXCP.md).
+  Fixture f;
+  auto slow = make_ixcp_packet(1000, 50000, 100000, 10, kOurs, kOurs);
+  f.ctl.on_departure(*slow);
+  EXPECT_EQ(wire_feedback(*slow), 10);
+  EXPECT_EQ(wire_next_bottleneck_id(*slow), 0u);
+  EXPECT_EQ(f.ctl.ixcp_counters().held_released, 1u);
+  EXPECT_EQ(f.ctl.ixcp_counters().ids_released, 1u);
+  // At the local rate (1e6 B/s): held upstream, but as fast as the flows
+  // here: kept (Low's long flows at their 100 link).
+  auto fast = make_ixcp_packet(1000, 100000, 100000, 10, kOurs, kOurs);
+  f.ctl.on_departure(*fast);
+  EXPECT_EQ(wire_next_bottleneck_id(*fast), kOurs);
+  // Renamed by an upstream hop: left as it came.
+  auto renamed = make_ixcp_packet(1000, 50000, 100000, 10, kOurs, kOther);
+  f.ctl.on_departure(*renamed);
+  EXPECT_EQ(wire_next_bottleneck_id(*renamed), kOther);
+  // Lowered here (the request is larger): this link holds it and names it.
+  auto lowered = make_ixcp_packet(1000, 50000, 100000, INT32_MAX, kOurs, kOurs);
+  f.ctl.on_departure(*lowered);
+  EXPECT_EQ(wire_next_bottleneck_id(*lowered), kOurs);
+  EXPECT_EQ(f.ctl.ixcp_counters().held_released, 1u);
+}
+
 TEST(IxcpLaw, ElseBranchBooksTheDifferenceOverBothPoolSets) {
   IntervalState port;
   port.xi_p = 0;

@@ -56,7 +56,20 @@ void IxcpController::on_departure(Packet& p) {
                                                 p.wire_bytes(), capped_rtt_s(h.rtt_us), h.cwnd_bytes,
                                                 h.feedback_bytes);
   if (!f.lowers) {
-    if (m) ++ixcp_counters_.m_not_lowered;
+    if (!m) return;
+    ++ixcp_counters_.m_not_lowered;
+    // Named here, but an upstream hop gives the flow less than this link
+    // would and the flow runs well under the local rate: released (IXCP.md,
+    // "Release of a flow held upstream"). A flow an upstream hop renamed,
+    // and ports with spare (named nobody), are left alone.
+    if (h.has_ixcp() && h.bottleneck_id == link_id_ && h.next_bottleneck_id == link_id_ &&
+        counters_.intervals > 0 && state_.y >= state_.spare &&
+        release_held_upstream(h.cwnd_bytes / capped_rtt_s(h.rtt_us), local_rate())) {
+      xcp::store_next_bottleneck_id(p.xcp_shim(), 0);
+      p.xcp.next_bottleneck_id = 0;
+      ++ixcp_counters_.ids_released;
+      ++ixcp_counters_.held_released;
+    }
     return;
   }
   ++counters_.feedback_lowered;
@@ -134,6 +147,7 @@ void IxcpController::report(nlohmann::json& out) const {
       {"ids_written", ixcp_counters_.ids_written},
       {"claims_declined", ixcp_counters_.claims_declined},
       {"ids_released", ixcp_counters_.ids_released},
+      {"held_released", ixcp_counters_.held_released},
       {"local_rate", local_rate()},
       {"m_p_spare", ixcp_counters_.m_p_spare},
       {"m_n_spare", ixcp_counters_.m_n_spare},

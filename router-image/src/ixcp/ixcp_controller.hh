@@ -21,6 +21,7 @@ struct IxcpCounters {
   uint64_t ids_written = 0;  // departures whose next_bottleneck_id this link set
   uint64_t claims_declined = 0;  // negative-feedback claims of flows named elsewhere not drawn
   uint64_t ids_released = 0;     // departures named here whose next_bottleneck_id this link set to 0
+  uint64_t held_released = 0;    // of those, flows held upstream below the local rate (not lowered here)
   // Feedback this link wrote into matching packets, by part (bytes, before
   // rounding), and the matching packets whose H_feedback an upstream hop had
   // already set lower (this hop wrote nothing).

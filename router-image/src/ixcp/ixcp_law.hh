@@ -96,6 +96,20 @@ inline double claim_probability(double s_bytes, double r_s, double local_rate) {
   return std::min(1.0, s_bytes / (r_s * local_rate));
 }
 
+// A congested link releases a flow named after it (writes 0, "no id") when
+// an upstream hop already limited the flow's feedback below this link's and
+// the flow runs under this fraction of the local rate (IXCP.md, "Release of
+// a flow held upstream"): the link's shuffle would speed the flow up, so
+// something else holds it, and shuffling only here never moves the
+// bandwidth the flow lacks at the hop that holds it. Released, the flow
+// matches on every link for a round trip, each shuffles toward it and the
+// hop giving it least claims it.
+constexpr double kReleaseHeldBelowLocalRate = 0.8;
+
+inline bool release_held_upstream(double rate, double local_rate) {
+  return local_rate > 0 && rate < kReleaseHeldBelowLocalRate * local_rate;
+}
+
 struct IxcpFeedback {
   double p_spare = 0, n_spare = 0;      // from the efficiency controller's pools (bytes)
   double p_shuffle = 0, n_shuffle = 0;  // from the shuffle pools, matching packets only (bytes)
