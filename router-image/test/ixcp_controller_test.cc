@@ -317,6 +317,34 @@ TEST(IxcpController, NamedFlowHeldUpstreamBelowTheLocalRateIsReleased) {
   EXPECT_EQ(f.ctl.ixcp_counters().held_released, 1u);
 }
 
+TEST(IxcpController, FlowNamedElsewhereClippedHereIsClaimed) {
+  // The fixture's congested interval, local rate 1e6 B/s. A flow named
+  // elsewhere at 5e5 B/s (under 0.8 of the local rate) gets spare-only
+  // feedback here, 2e5·2e-4 = 40 B, below the 45 B the hops before gave:
+  // this hop lowers it. As a flow of its own it would get 40 + 120 − 60 =
+  // 100 B, more than it carries, so this link holds it only because it does
+  // not count it as its own: claimed (Fig. 6, a flow named after the first
+  // of several full links, IXCP.md).
+  Fixture f;
+  auto clipped = make_ixcp_packet(1000, 50000, 100000, 45, kOther, kOther);
+  f.ctl.on_departure(*clipped);
+  EXPECT_EQ(wire_feedback(*clipped), 40);
+  EXPECT_EQ(wire_next_bottleneck_id(*clipped), kOurs);
+  EXPECT_EQ(f.ctl.ixcp_counters().clipped_claims, 1u);
+  // The hops before gave 200 B (an access link's large request, or a link
+  // that gives more than we would as its bottleneck): lowered, not claimed.
+  auto upstream_more = make_ixcp_packet(1000, 50000, 100000, 200, kOther, kOther);
+  f.ctl.on_departure(*upstream_more);
+  EXPECT_LT(wire_feedback(*upstream_more), 200);
+  EXPECT_EQ(wire_next_bottleneck_id(*upstream_more), kOther);
+  // At the local rate (1e6 B/s): not claimed (Low's long flows at the 155
+  // link are slower, but their request comes from the access link).
+  auto fast = make_ixcp_packet(1000, 100000, 100000, 45, kOther, kOther);
+  f.ctl.on_departure(*fast);
+  EXPECT_EQ(wire_next_bottleneck_id(*fast), kOther);
+  EXPECT_EQ(f.ctl.ixcp_counters().clipped_claims, 1u);
+}
+
 TEST(IxcpLaw, ElseBranchBooksTheDifferenceOverBothPoolSets) {
   IntervalState port;
   port.xi_p = 0;

@@ -1,5 +1,6 @@
 #include "ixcp/ixcp_controller.hh"
 
+#include <climits>
 #include <stdexcept>
 
 #include "xcp/header.hh"
@@ -107,14 +108,35 @@ uint32_t IxcpController::next_bottleneck_id(const xcp::XcpHeader& h, double fb, 
     }
     return link_id_;
   }
-  // A flow named elsewhere: claimed only when this link asks it to slow
-  // down (a link with spare bandwidth is nobody's bottleneck), and then
-  // with probability s/(rtt·local_rate), about rate/local_rate per round
-  // trip (ixcp_law.hh).
-  if (fb >= 0) return h.next_bottleneck_id;
+  // A flow named elsewhere: claimed when this link asks it to slow down (a
+  // link with spare bandwidth is nobody's bottleneck), and then with
+  // probability s/(rtt·local_rate), about rate/local_rate per round trip
+  // (ixcp_law.hh); with positive feedback only when this link clips a slow
+  // flow it would speed up as its own (claims_clipped).
+  if (fb >= 0) return claims_clipped(h, s_bytes) ? link_id_ : h.next_bottleneck_id;
   if (claim_rng_.next() < claim_probability(s_bytes, capped_rtt_s(h.rtt_us), local_rate())) return link_id_;
   ++ixcp_counters_.claims_declined;
   return h.next_bottleneck_id;
+}
+
+bool IxcpController::claims_clipped(const xcp::XcpHeader& h, double s_bytes) {
+  // A flow named elsewhere that this congested link slows below what the
+  // hops before it gave, with spare-only feedback, where as a flow of its own
+  // it would get more than it carries (the shuffle toward a slow flow) and
+  // it runs under 0.8 of the local rate: this link holds it only because it
+  // does not count it as its own (Fig. 6, a flow named after the first of
+  // several full links; IXCP.md, "Claim of a flow clipped here"). The
+  // matching feedback is computed on copies of the pools (nothing drained).
+  if (counters_.intervals == 0 || state_.y < state_.spare) return false;
+  const double r_s = capped_rtt_s(h.rtt_us);
+  if (!release_held_upstream(h.cwnd_bytes / r_s, local_rate())) return false;
+  SparePools spare = spare_pools_;
+  Pools shuffle = shuffle_pools_;
+  const double as_matching =
+      compute_ixcp_departure(state_, shuffle_, spare, shuffle, true, s_bytes, r_s, h.cwnd_bytes, INT32_MAX).fb;
+  if (as_matching <= h.feedback_bytes) return false;
+  ++ixcp_counters_.clipped_claims;
+  return true;
 }
 
 void IxcpController::report(nlohmann::json& out) const {
@@ -148,6 +170,7 @@ void IxcpController::report(nlohmann::json& out) const {
       {"claims_declined", ixcp_counters_.claims_declined},
       {"ids_released", ixcp_counters_.ids_released},
       {"held_released", ixcp_counters_.held_released},
+      {"clipped_claims", ixcp_counters_.clipped_claims},
       {"local_rate", local_rate()},
       {"m_p_spare", ixcp_counters_.m_p_spare},
       {"m_n_spare", ixcp_counters_.m_n_spare},

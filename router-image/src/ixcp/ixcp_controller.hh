@@ -22,6 +22,7 @@ struct IxcpCounters {
   uint64_t claims_declined = 0;  // negative-feedback claims of flows named elsewhere not drawn
   uint64_t ids_released = 0;     // departures named here whose next_bottleneck_id this link set to 0
   uint64_t held_released = 0;    // of those, flows held upstream below the local rate (not lowered here)
+  uint64_t clipped_claims = 0;   // flows named elsewhere claimed because this link clips them (IXCP.md)
   // Feedback this link wrote into matching packets, by part (bytes, before
   // rounding), and the matching packets whose H_feedback an upstream hop had
   // already set lower (this hop wrote nothing).
@@ -58,6 +59,9 @@ class IxcpController final : public XcpController {
   // The id a lowering hop leaves in next_bottleneck_id (IXCP.md, "Which hop
   // claims the flow"): its own, 0 (released), or the packet's unchanged.
   uint32_t next_bottleneck_id(const xcp::XcpHeader& h, double fb, double s_bytes);
+  // Whether a flow named elsewhere that this hop lowers with fb >= 0 is
+  // claimed because it would get more here as a flow of its own.
+  bool claims_clipped(const xcp::XcpHeader& h, double s_bytes);
 
   uint32_t link_id_;
   double y0_bytes_ = 0;     // this interval's non-matching input
