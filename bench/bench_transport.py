@@ -97,13 +97,14 @@ def _drain(pipe: IO[str]) -> None:
     collections.deque(pipe, maxlen=20)
 
 
-def _xcpperf(path: _VethPath, pin: tuple[str, ...]) -> dict[str, Any]:
+def _xcpperf(path: _VethPath, pin: tuple[str, ...], io: str = "--link-tx") -> dict[str, Any]:
+    """`io`: --link-tx (frames through the packet socket) or --xdp (AF_XDP sockets on
+    both veth ends, host-image/src/io/xdp_socket.hh), on both ends."""
     xcpperf = str(tool("xcpperf"))
-    # --link-tx: frames through the packet socket, xcpperf's fastest (opt-in) path
-    server = path.start_server(path.b, *pin, xcpperf, "-s", "--link-tx")  # raw socket open
+    server = path.start_server(path.b, *pin, xcpperf, "-s", io)  # raw socket open
     try:
         doc = path.run(path.a, *pin, xcpperf, "-c", "10.78.0.2", "-t", str(DURATION_S), "-i", "0",
-                       "--cc", "newreno", "--json", "--link-tx", timeout=DURATION_S + 30)
+                       "--cc", "newreno", "--json", io, timeout=DURATION_S + 30)
     finally:
         stop_process(server)
     end: dict[str, Any] = doc["end"]
@@ -126,14 +127,20 @@ def run() -> dict[str, Any]:
     with _VethPath() as path:
         xcp_end = _xcpperf(path, ())
         tcp_mbps = _iperf3(path, ())
+        xdp_end = _xcpperf(path, (), "--xdp")
         xcp_one = _xcpperf(path, one_cpu)
         tcp_one_mbps = _iperf3(path, one_cpu)
+        xdp_one = _xcpperf(path, one_cpu, "--xdp")
     return {"transport": {
         "xcpperf_goodput_mbps": xcp_end["sum_received"]["bits_per_second"] / 1e6,
         "kernel_tcp_goodput_mbps": tcp_mbps,
         # Both ends of each pair on one CPU: the ratio of CPU per packet.
         "xcpperf_goodput_one_cpu_mbps": xcp_one["sum_received"]["bits_per_second"] / 1e6,
         "kernel_tcp_goodput_one_cpu_mbps": tcp_one_mbps,
+        # --xdp: the same flow through AF_XDP sockets on both ends (copy mode).
+        "xcpperf_xdp_goodput_mbps": xdp_end["sum_received"]["bits_per_second"] / 1e6,
+        "xcpperf_xdp_goodput_one_cpu_mbps": xdp_one["sum_received"]["bits_per_second"] / 1e6,
+        "xcpperf_xdp_retransmits": xdp_end["sum_sent"]["retransmits"],
         "one_cpu": int(one_cpu[-1]),
         "xcpperf_retransmits": xcp_end["sum_sent"]["retransmits"],
         "xcpperf_cc": "newreno (no router on the path)",

@@ -35,7 +35,7 @@ XskRing<Entry> ring_at(void* base, const xdp_ring_offset& off, uint32_t entries)
 }  // namespace
 
 XdpSocket::XdpSocket(const XdpSocketConfig& cfg)
-    : ifindex_(cfg.ifindex), queue_(cfg.queue), tx_frames_(uint64_t{kRxFrames} * kFrameBytes, kFrameBytes, kTxFrames) {
+    : ifindex_(cfg.ifindex), tx_frames_(uint64_t{kRxFrames} * kFrameBytes, kFrameBytes, kTxFrames) {
   try {
     fd_ = xcp::FileDescriptor(static_cast<int>(
         xcp::check_syscall("socket(AF_XDP)", socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0))));
@@ -79,7 +79,12 @@ XdpSocket::XdpSocket(const XdpSocketConfig& cfg)
     sa.sxdp_ifindex = static_cast<uint32_t>(cfg.ifindex);
     sa.sxdp_queue_id = cfg.queue;
     sa.sxdp_flags = XDP_COPY;
-    xcp::check_syscall("bind(AF_XDP) to the interface queue", bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa));
+    if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+      const int err = errno;
+      throw xcp::SystemError(err == EBUSY ? "bind(AF_XDP) to the interface's queue (another --xdp process holds it)"
+                                          : "bind(AF_XDP) to the interface's queue",
+                             err);
+    }
 
     xsk_map_ = bpf_map_create(BPF_MAP_TYPE_XSKMAP, 4, 4, 64, "xcpperf_xsks");
     port_map_ = bpf_map_create(BPF_MAP_TYPE_ARRAY, 4, kPortBitmapBytes, 1, "xcpperf_ports");

@@ -107,7 +107,6 @@ class XdpSocket {
 
   xcp::FileDescriptor fd_;
   int ifindex_ = 0;
-  uint32_t queue_ = 0;
   bool native_ = false;
   uint8_t* umem_ = nullptr;
   size_t umem_bytes_ = 0;
