@@ -173,5 +173,20 @@ TEST(Options, ServerListensOnAListOfPortsBounded) {
   EXPECT_NE(std::get<std::string>(client).find("for a server"), std::string::npos);
 }
 
+TEST(Options, XdpIsOptInAndNamesItsInterface) {
+  EXPECT_FALSE(std::get<Options>(parse({"-c", "10.0.0.2"})).xdp);
+  const auto xdp = std::get<Options>(parse({"-c", "10.0.0.2", "--xdp"}));
+  EXPECT_TRUE(xdp.xdp);
+  EXPECT_TRUE(xdp.xdp_dev.empty());
+  const auto dev = std::get<Options>(parse({"-s", "--xdp-dev", "eth1"}));
+  EXPECT_TRUE(dev.xdp);
+  EXPECT_EQ(dev.xdp_dev, "eth1");
+  const auto long_name = parse({"-s", "--xdp-dev", "a-name-of-16-chr"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(long_name));
+  EXPECT_NE(std::get<std::string>(long_name).find("--xdp-dev"), std::string::npos);
+  const auto duty = parse({"-s", "--xdp", "--xcpi-receiver-cloud", "10M"});
+  ASSERT_TRUE(std::holds_alternative<std::string>(duty));
+  EXPECT_NE(std::get<std::string>(duty).find("--xdp"), std::string::npos);
+}
 }  // namespace
 }  // namespace xcphost
