@@ -39,7 +39,7 @@ block per table in TABLES, written from the single runs of its experiments:
   the spec check that measures it with that check's verdict as the run printed it. With
   `across` (iXCP: the queue) a column per value, so XCP and iXCP sit side by side; a check
   the run skipped by its `when:` (an iXCP check in the XCP run) is measured on the run
-  with the `when:` removed and shown "not judged". A setting or value without a run has
+  with the `when:` removed and shown "not judged here". A setting or value without a run has
   no row or says "no run": nothing on the page outlives its run.
 
 Each block starts with where its data came from: how many runs, under which commits
@@ -583,7 +583,7 @@ def cell_text(run: Run, cell: Cell) -> str:
         except Exception as why:  # noqa: BLE001 - the page says why, the other cells stand
             return f"cannot measure: {type(why).__name__}: {why}"
         return ("–" if value is None else cell.fmt.format(value)) + \
-            " (not judged: its check applies to the other setting)" + unfaithful
+            " (not judged here)" + unfaithful
     value = judged[0].get("value")
     shown = "–" if not isinstance(value, (int, float)) else cell.fmt.format(value)
     labels: list[str] = []
