@@ -143,6 +143,22 @@ TEST_F(XdpFilter, RedirectsOnlyOurFlowsFrames) {
   EXPECT_EQ(run(old_version), static_cast<uint32_t>(XDP_PASS));
 }
 
+TEST_F(XdpFilter, APortMapNeverWrittenRedirectsNothing) {
+  // XdpSocket leaves the map as created until set_ports() (unless all_ports):
+  // the program attached before the caller names its ports takes no frame.
+  ports_ = bpf_map_create(BPF_MAP_TYPE_ARRAY, 4, kPortBitmapBytes, 1, "t_noports");
+  XdpFilterSpec spec;
+  spec.xsk_map_fd = xsks_.get();
+  spec.port_map_fd = ports_.get();
+  spec.max_frame_bytes = XdpSocket::kMaxRxFrameBytes;
+  spec.no_socket_action = XDP_DROP;
+  prog_ = bpf_load_xdp(xdp_filter_program(spec));
+  EXPECT_EQ(run(frame(5201)), static_cast<uint32_t>(XDP_PASS));
+  EXPECT_EQ(run(frame(40000)), static_cast<uint32_t>(XDP_PASS));
+  bpf_map_update(ports_.get(), 0, port_bitmap({}).data());
+  EXPECT_EQ(run(frame(40000)), static_cast<uint32_t>(XDP_DROP)) << "set_ports({}): every port";
+}
+
 TEST_F(XdpFilter, PassesShortAndOversizedFrames) {
   const auto full = frame(5201);
   for (size_t len : {size_t{0}, size_t{14}, kLinkHeadroom + 3, kLinkHeadroom + 20 + 3}) {

@@ -125,7 +125,8 @@ HostStack::HostStack(const Options& o)
     }
     if (!tx.link_output()) throw std::runtime_error("--xdp: cannot open the packet socket for link paths");
     const auto [ifindex, addr] = xdp_interface(o);
-    xdp = std::make_unique<XdpSocket>(XdpSocketConfig{ifindex, 0, addr});
+    // With the port filter, no port is redirected until accept_ports() names ours.
+    xdp = std::make_unique<XdpSocket>(XdpSocketConfig{ifindex, 0, addr, !o.port_filter});
     tx.enable_xdp_output(xdp.get());
     rx.attach_xdp(xdp.get());
   }

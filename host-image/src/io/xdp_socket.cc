@@ -88,7 +88,7 @@ XdpSocket::XdpSocket(const XdpSocketConfig& cfg)
 
     xsk_map_ = bpf_map_create(BPF_MAP_TYPE_XSKMAP, 4, 4, 64, "xcpperf_xsks");
     port_map_ = bpf_map_create(BPF_MAP_TYPE_ARRAY, 4, kPortBitmapBytes, 1, "xcpperf_ports");
-    set_ports({});
+    if (cfg.all_ports) set_ports({});  // else the ARRAY map's value starts zeroed: no port
     const uint32_t xsk_fd = static_cast<uint32_t>(fd);
     bpf_map_update(xsk_map_.get(), cfg.queue, &xsk_fd);
     XdpFilterSpec spec;
@@ -97,12 +97,17 @@ XdpSocket::XdpSocket(const XdpSocketConfig& cfg)
     spec.local_addr = cfg.local_addr;
     spec.max_frame_bytes = kMaxRxFrameBytes;
     prog_ = bpf_load_xdp(xdp_filter_program(spec));
+    // The generic (skb) hook first: on veth it carried 4453 and 4480 Mb/s where
+    // veth's native hook carried 3991 (one CPU, alternated, 2026-11-28 01:00 UTC):
+    // native veth XDP queues every frame through a ptr_ring and NAPI and copies
+    // each skb from the sender's generic transmit path into a page-pool buffer
+    // (skb_pp_cow_data, THROUGHPUT.md). The driver hook where the generic one is refused.
     try {
-      link_ = bpf_xdp_link(prog_.get(), cfg.ifindex, XDP_FLAGS_DRV_MODE);
-      native_ = true;
+      link_ = bpf_xdp_link(prog_.get(), cfg.ifindex, XDP_FLAGS_SKB_MODE);
     } catch (const xcp::SystemError& e) {
       if (e.error_code() == EBUSY || e.error_code() == EEXIST) throw;  // another program is attached
-      link_ = bpf_xdp_link(prog_.get(), cfg.ifindex, XDP_FLAGS_SKB_MODE);
+      link_ = bpf_xdp_link(prog_.get(), cfg.ifindex, XDP_FLAGS_DRV_MODE);
+      native_ = true;
     }
   } catch (...) {
     unmap();  // the fds close with their members

@@ -32,6 +32,10 @@ struct XdpSocketConfig {
   int ifindex = 0;
   uint32_t queue = 0;       // receive queue to bind (veth has one unless created with more)
   uint32_t local_addr = 0;  // host order; frames to other addresses are passed (0: any)
+  // Redirect every port from the start (xcpperf --no-port-filter). Otherwise no
+  // port until set_ports(): between attach and the caller's set_ports() the
+  // program must not take other processes' frames (they would be lost).
+  bool all_ports = false;
 };
 
 struct XdpStats {
@@ -62,9 +66,10 @@ class XdpSocket {
 
   int fd() const { return fd_.get(); }
   int ifindex() const { return ifindex_; }
-  // Driver (native veth) XDP, or the generic (skb) hook when the driver has none.
+  // The driver's XDP hook, or (the default, faster on veth) the generic skb hook.
   bool native() const { return native_; }
-  // Only segments to these ports are redirected (all ports when empty).
+  // Only segments to these ports are redirected (all ports when empty; none
+  // before the first call unless XdpSocketConfig::all_ports).
   void set_ports(std::span<const PortRange> ranges);
 
   // Sending: tx_frame() is the next frame (reserved until tx_commit(); empty

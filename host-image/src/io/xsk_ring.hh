@@ -1,6 +1,6 @@
 // The index arithmetic of an AF_XDP ring (fill, completion, rx, tx) and the
 // pool of UMEM frames the send side hands out, apart from the mmapped memory
-// so that both are testable without a socket (test/xsk_ring_test.cc).
+// so that both are testable without a socket (test/xdp_socket_test.cc).
 //
 // A ring is single-producer single-consumer: `producer` and `consumer` are
 // free-running u32 counters shared with the kernel (they wrap at 2^32, the
