@@ -116,7 +116,8 @@ def test_a_page_without_markers_is_refused_by_name(tmp_path: Path) -> None:
 
 def test_the_page_has_the_markers() -> None:
     text = (ROOT / "docs" / "reproductions.md").read_text()
-    for name in [*doc_tool.BLOCKS, *(f"sweep:{spec}" for spec in doc_tool.SWEEPS)]:
+    for name in [*doc_tool.BLOCKS, *(f"sweep:{spec}" for spec in doc_tool.SWEEPS),
+                 *(f"table:{t}" for t in doc_tool.TABLES), "table:ixcp-fig6-phases"]:
         assert f"<!-- generated:{name} -->" in text and f"<!-- /generated:{name} -->" in text
 
 
