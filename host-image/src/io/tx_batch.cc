@@ -53,6 +53,10 @@ std::span<uint8_t> TxBatch::buffer() {
     xdp_buffer_ = !frame.empty();
     if (xdp_buffer_) return frame.subspan(kLinkHeadroom);
   }
+  return slot_buffer();
+}
+
+std::span<uint8_t> TxBatch::slot_buffer() {
   // A caller that ignored has_room(): make room by flushing, and if the
   // socket is still full reuse the last slot (that packet is dropped; the
   // transport recovers it like any loss). Counted as an error.
@@ -82,12 +86,7 @@ void TxBatch::commit_xdp(uint32_t remote_addr, size_t len) {
   }
   // Not for the XDP interface: the packet moves to a slot (the frame stays
   // reserved for the next buffer()).
-  if (count_ == slots_.size() && !flush_slots()) {
-    ++stats_.errors;
-    --count_;
-  }
-  std::memcpy(slots_[count_].bytes.data() + kLinkHeadroom, frame.data() + kLinkHeadroom, len);
-  xdp_buffer_ = false;
+  std::memcpy(slot_buffer().data(), frame.data() + kLinkHeadroom, len);
   commit(remote_addr, len);
 }
 

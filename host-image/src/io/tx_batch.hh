@@ -72,7 +72,10 @@ class TxBatch final : public PacketWriter {
 
   std::span<uint8_t> buffer() override;
   void commit(uint32_t remote_addr, size_t len) override;
-  bool has_room() const override { return xdp_ != nullptr ? xdp_->tx_room() : count_ < slots_.size(); }
+  // A slot free, and with AF_XDP a frame too: a packet for the XDP interface
+  // waits for the kernel's completions rather than spill to the packet
+  // socket, and one for elsewhere (copied to a slot) never overruns the slots.
+  bool has_room() const override { return count_ < slots_.size() && (xdp_ == nullptr || xdp_->tx_room()); }
 
   // Sends everything queued; returns true when nothing is left pending.
   bool flush();
@@ -95,6 +98,9 @@ class TxBatch final : public PacketWriter {
   };
   const LinkPath* link_path_to(uint32_t remote_addr);
   bool flush_slots();
+  // The next slot's payload area, flushing (or, when the socket stays full,
+  // dropping the last queued packet, counted) to make room.
+  std::span<uint8_t> slot_buffer();
   // commit() of a packet written into xdp_'s frame.
   void commit_xdp(uint32_t remote_addr, size_t len);
 
