@@ -167,18 +167,22 @@ def _who_stalled(st: dict[str, Any], key: str, intervals: str, stolen: float) ->
     (its own work, or the kernel working on its behalf) -- unless the hypervisor took
     the whole virtual CPU then (`stolen` > 0), which the guest does not see as wait."""
     nan = float("nan")
+    steal = bool(np.isfinite(stolen) and stolen > 0)
     wait, typical, n = (st.get(key, nan), st.get("sched_wait_median_interval_s", nan),
                         st.get(intervals, nan))
     if not (np.isfinite(wait) and np.isfinite(typical) and np.isfinite(n) and n > 0):
-        return ""
+        # A run recorded before engine.csv had the wait: steal is all there is to name.
+        return (f"; {stolen * 1000:.0f} ms of hypervisor steal time (all CPUs) coincided "
+                "with the late events: likely a machine stall, rerun" if steal else "")
     if wait - n * typical >= 0.001:
         return (f"; in those intervals the engine waited {wait * 1000:.1f} ms for a CPU "
                 f"(runnable, not running; {typical * 1000:.1f} ms in a typical interval): "
-                "the machine held it off (other processes or the kernel), rerun")
+                "the machine held it off (other processes or the kernel), rerun"
+                + (f"; {stolen * 1000:.0f} ms of hypervisor steal coincided" if steal else ""))
     held = (f"; in those intervals the engine waited {wait * 1000:.1f} ms for a CPU "
             f"({typical * 1000:.1f} ms in a typical interval): this machine's scheduler did "
             "not hold it off")
-    if np.isfinite(stolen) and stolen > 0:
+    if steal:
         return held + f", the hypervisor's steal ({stolen * 1000:.0f} ms) is the likelier cause"
     return held + ", so its own work (or the kernel working for it) stalled it"
 
@@ -218,12 +222,8 @@ def _event_problems(node: str, st: dict[str, Any], th: TimingThresholds) -> list
     # Steal is named only for the stall rules (its mask is the intervals with
     # events over 5 ms late): steady lateness over 1 ms is the engine's own pace.
     stalled = f5 > th.max_fraction_late_5ms or worst * 1000 > th.hard_event_lateness_us
-    stolen = st.get("steal_in_stalls_s", float("nan"))
-    why = (f"; {stolen * 1000:.0f} ms of hypervisor steal time (all CPUs) coincided with "
-           "the late events: likely a machine stall, rerun"
-           if stalled and np.isfinite(stolen) and stolen > 0 else "")
-    if stalled:
-        why += _who_stalled(st, "wait_in_stalls_s", "stall_intervals", stolen)
+    why = (_who_stalled(st, "wait_in_stalls_s", "stall_intervals",
+                        st.get("steal_in_stalls_s", float("nan"))) if stalled else "")
     return [(f"engine {node}: {f1:.2%} of {int(st['events'])} link events ran more than "
             f"1 ms late (tolerance {th.max_fraction_late_1ms:.0%}), {f5:.3%} more than 5 ms "
             f"(tolerance {th.max_fraction_late_5ms:.1%}), the worst {worst:.2f} ms "

@@ -177,6 +177,8 @@ def test_a_stall_neither_the_scheduler_nor_the_engine_explains_is_the_hypervisor
     assert sum("did not hold it off, the hypervisor's steal (10 ms) is the likelier cause"
                in p for p in found) == 2, found
     assert not any("its own work" in p for p in found), found
+    # Named once per message: the wait attribution carries the steal, no second sentence.
+    assert all(p.count("steal") == 1 for p in found), found
 
 
 def test_runs_without_the_engines_wait_column_say_nothing_of_it(make_run):
