@@ -537,27 +537,17 @@ def remeasure(run: Run, name: str) -> float | None:
     """The value of spec check `name` measured on the run with its `when:` (and any
     not-reproduced mark) removed: what the check would have read had it applied. The
     same analysis `xcplab run` judged the run with (orchestrator/analysis/summary.py)."""
-    from orchestrator.analysis.expectations import Evaluator, evaluate_one
-    from orchestrator.analysis.fct import load_fct
-    from orchestrator.analysis.flows import split_flows, summarize_flows
-    from orchestrator.analysis.links import LinkData, summarize_links
-    from orchestrator.analysis.maxmin_report import add_flow_columns, run_schedule
-    from orchestrator.analysis.metrics_io import load_metrics
+    from orchestrator.analysis.expectations import evaluate_one
     from orchestrator.analysis.run_context import RunContext
+    from orchestrator.analysis.summary import measure_run
 
-    ctx = RunContext.load(run.path)
-    check = next((c for c in ctx.expectations() if c.get("name") == name), None)
+    check = next((c for c in RunContext.load(run.path).expectations()
+                  if c.get("name") == name), None)
     if check is None:
         return None
-    m = load_metrics(run.path)
-    flows = summarize_flows(m.flow, ctx.flow_ids(), ctx.flow_info())
-    ld = LinkData.build(m.link)
-    maxmin = run_schedule(ctx.plan, flows)
-    add_flow_columns(flows, maxmin)
-    ev = Evaluator(m, ctx, flows, summarize_links(ld), ld, split_flows(m.flow), maxmin,
-                   fct=load_fct(run.path) if ctx.web_objects() else None)
-    out = evaluate_one(ev, {k: v for k, v in check.items()
-                            if k not in ("when", "skip", "not_reproduced")})
+    out = evaluate_one(measure_run(run.path).evaluator(),
+                       {k: v for k, v in check.items()
+                        if k not in ("when", "skip", "not_reproduced")})
     value = out.get("value")
     return None if value is None or (isinstance(value, float) and math.isnan(value)) \
         else float(value)

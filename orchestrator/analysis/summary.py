@@ -7,6 +7,7 @@ beyond the public minimum are documented in docs/run-directory.md.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from orchestrator.analysis.host_procs import check_hosts, host_stats, host_wait_
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import LinkData, summarize_links
 from orchestrator.analysis.maxmin_report import add_flow_columns, run_schedule
+from orchestrator.analysis.maxmin_schedule import Piece
 from orchestrator.analysis.metrics_io import Metrics, load_metrics
 from orchestrator.analysis.run_context import RunContext
 
@@ -62,6 +64,35 @@ def _timings(timings: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
+@dataclass(frozen=True)
+class MeasuredRun:
+    """A run's figures before any judging: its flows' and links' summaries and max-min
+    schedule from its metrics, and the evaluator its spec's checks are judged with (the
+    summary's, and tools/reproductions_doc.py's re-measure of a check a `when:` skipped)."""
+    ctx: RunContext
+    metrics: Metrics
+    flows: dict[str, dict[str, Any]]
+    link_data: LinkData
+    links: dict[str, dict[str, Any]]
+    maxmin: list[Piece] | str
+    fct: pd.DataFrame | None  # metrics/fct.csv, for runs with web-like flows
+
+    def evaluator(self) -> Evaluator:
+        return Evaluator(self.metrics, self.ctx, self.flows, self.links, self.link_data,
+                         split_flows(self.metrics.flow), self.maxmin, fct=self.fct)
+
+
+def measure_run(run_dir: Path) -> MeasuredRun:
+    ctx = RunContext.load(run_dir)
+    m = load_metrics(run_dir)
+    flows = summarize_flows(m.flow, ctx.flow_ids(), ctx.flow_info())
+    ld = LinkData.build(m.link)
+    maxmin = run_schedule(ctx.plan, flows)
+    add_flow_columns(flows, maxmin)
+    return MeasuredRun(ctx, m, flows, ld, summarize_links(ld), maxmin,
+                       load_fct(run_dir) if ctx.web_objects() else None)
+
+
 def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
                   extra: dict[str, Any] | None = None,
                   thresholds: Thresholds | None = None) -> dict[str, Any]:
@@ -78,13 +109,9 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         raise ValueError(f"status {status!r} is not one of {', '.join(STATUSES)}")
     run_dir = Path(run_dir)
     th = thresholds or Thresholds()
-    ctx = RunContext.load(run_dir)
-    m = load_metrics(run_dir)
-    flows = summarize_flows(m.flow, ctx.flow_ids(), ctx.flow_info())
-    ld = LinkData.build(m.link)
-    links = summarize_links(ld)
-    maxmin = run_schedule(ctx.plan, flows)
-    add_flow_columns(flows, maxmin)
+    measured = measure_run(run_dir)
+    ctx, m, flows, ld, links, maxmin = (measured.ctx, measured.metrics, measured.flows,
+                                        measured.link_data, measured.links, measured.maxmin)
 
     problems: list[str] = []
     if status == "completed":
@@ -124,10 +151,10 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
                         "(the run directory has the complete series)")
 
     web = ctx.web_objects()
-    fct_rows = load_fct(run_dir) if web else None
+    fct_rows = measured.fct
     apps = [str(f.get("id")) for f in ctx.plan.get("flows") or []
             if isinstance(f, dict) and f.get("tool") == "app"]
-    ev = Evaluator(m, ctx, flows, links, ld, split_flows(m.flow), maxmin, fct=fct_rows)
+    ev = measured.evaluator()
     summary: dict[str, Any] = {
         "run": run_dir.name,
         "experiment": ctx.experiment(default=run_dir.name),
