@@ -169,10 +169,10 @@ def test_one_client_process_plays_several_object_flows_each_reported(topology: A
         assert any(e["event"] == "interval" for e in mine)
 
 
-def test_jobs_are_object_clients_with_json_stream_and_bounded() -> None:
+def test_jobs_are_clients_with_json_stream_and_bounded() -> None:
     base = ["-c", "10.0.0.2", "--objects", "0:1000", "--json-stream"]
     for args, needle in ((["--job", "a", *base, "--job", "a", *base], "named twice"),
-                         (["--job", "a", "-c", "10.0.0.2", "--json-stream"], "an --objects client"),
+                         (["--job", "a", "-s", "--json-stream"], "a job is a client"),
                          (["--job", "a", "-c", "10.0.0.2", "--objects", "0:1000"], "--json-stream"),
                          (["--job", "a", *base, "--job", "b", *base, "--ttl", "9"],
                           "the same for every job"),

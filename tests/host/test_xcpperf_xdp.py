@@ -126,3 +126,37 @@ def test_kill_9_leaves_the_path_usable(pair: tuple[str, str]) -> None:
     finally:
         stop_process(plain)
     assert end["verify"] == "ok" and end["sum_received"]["bytes"] >= BYTES, end
+
+
+def test_one_xdp_process_carries_several_bulk_flows(pair: tuple[str, str]) -> None:
+    """io: xdp runs all of a host's xcpperf flows in one process (one --xdp process per
+    interface): two bulk flows as --job (one -P 2) from one process into one server
+    listening on both ports, both byte-exact, their data and ACKs through the XSKs."""
+    a, b = pair
+    server = _server(b, "--xdp", "--one-off", "-p", "5401,5402")
+    try:
+        assert _ping(a)  # a neighbour entry for the link path (xcplab hosts have static ones)
+        p = subprocess.run(["ip", "netns", "exec", a, str(tool("xcpperf")), "--xdp",
+                            "--json-stream", "-i", "0.2", "--cc", "newreno", "--verify",
+                            "--job", "f1", "-c", SERVER, "-p", "5401", "-n", str(BYTES),
+                            "--job", "f2", "-c", SERVER, "-p", "5402", "-t", "0.5", "-P", "2"],
+                           check=False, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr + p.stdout
+        server.wait(timeout=10)  # --one-off: once both ports served their client
+    finally:
+        stop_process(server)
+    events = [json.loads(x) for x in p.stdout.splitlines()]
+    assert {e.get("job") for e in events} == {"f1", "f2"}
+    ends = {e["job"]: e["data"] for e in events if e["event"] == "end"}
+    assert ends["f1"]["verify"] == "ok" and ends["f2"]["verify"] == "ok", ends
+    assert ends["f1"]["sum_received"]["bytes"] >= BYTES, ends["f1"]
+    assert len(ends["f2"]["streams"]) == 2 and ends["f2"]["sum_received"]["bytes"] > 0
+    assert all(s["receiver"]["verify"] == "ok" for s in ends["f2"]["streams"])
+    starts = {e["job"]: e["data"] for e in events if e["event"] == "start"}
+    assert starts["f2"]["connecting_to"]["port"] == 5402
+    assert any(e["event"] == "interval" and e["job"] == "f2" for e in events)
+    # the process's counters: both flows' segments left and their ACKs came through the XSK
+    rx = ends["f1"]["rx"]
+    assert ends["f1"]["tx_xdp_packets"] >= BYTES // 1424, ends["f1"]
+    assert rx["xdp"]["packets"] > 0 and rx["xdp"]["packets"] == rx["packets"], rx
+    assert not _xdp_attached(b)

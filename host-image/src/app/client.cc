@@ -39,13 +39,7 @@ uint16_t first_local_port(const Options& o, xcp::Timestamp now) {
   return static_cast<uint16_t>(32768 + mix % (61000 - 32768 - 128));
 }
 
-struct Stream {
-  std::unique_ptr<ClientStream> app;
-  Connection* conn;
-  StreamSampler sampler;
-};
-
-nlohmann::json start_json(const Options& o, const std::vector<Stream>& streams) {
+nlohmann::json start_json(const Options& o, const std::vector<BulkClient::Stream>& streams) {
   nlohmann::json connected = nlohmann::json::array();
   const std::string local = ipv4_string(local_address_towards(o.host_addr));
   for (const auto& s : streams) {
@@ -79,98 +73,109 @@ nlohmann::json start_json(const Options& o, const std::vector<Stream>& streams) 
 
 }  // namespace
 
-int run_client(const Options& o) {
-  install_stop_signals();
-  HostStack hs(o);
-  const ConnectionConfig cfg = connection_config(o, local_address_towards(o.host_addr));
-  Reporter rep(o.json ? Reporter::Format::kJson
-                      : (o.json_stream ? Reporter::Format::kJsonStream : Reporter::Format::kText),
-               stdout);
-
-  std::vector<Stream> streams;
-  streams.reserve(o.parallel);
-  const uint16_t port0 = first_local_port(o, hs.clock.now());
+std::vector<uint16_t> client_local_ports(const Options& o, xcp::Timestamp now) {
+  const uint16_t port0 = first_local_port(o, now);
+  std::vector<uint16_t> ports;
   // Ports port0 + i as uint16_t: past 65535 they wrap to 0.
-  hs.accept_ports(consecutive_ports(port0, o.parallel, 0));
+  for (uint32_t i = 0; i < o.parallel; ++i) ports.push_back(static_cast<uint16_t>(port0 + i));
+  return ports;
+}
+
+BulkClient::BulkClient(const Options& o, HostStack& hs, Reporter& rep, const std::vector<uint16_t>& local_ports)
+    : o_(o), hs_(hs), rep_(rep) {
+  const ConnectionConfig cfg = connection_config(o, local_address_towards(o.host_addr));
+  streams_.reserve(o.parallel);
   for (uint32_t i = 0; i < o.parallel; ++i) {
     auto app = std::make_unique<ClientStream>(o.verify, o.bytes);
-    const FlowKey key{o.host_addr, static_cast<uint16_t>(port0 + i), o.port};
+    const FlowKey key{o.host_addr, local_ports.at(i), o.port};
     Connection& c = hs.ep.connect(key, cfg, app.get(), hs.clock.now());
-    streams.push_back(Stream{std::move(app), &c, StreamSampler(static_cast<int>(i + 1))});
+    streams_.push_back(Stream{std::move(app), &c, StreamSampler(static_cast<int>(i + 1))});
   }
   rep.info("Connecting to host " + o.host + ", port " + std::to_string(o.port) + " (cc " +
            std::string(to_string(o.cc)) + ")");
+}
 
-  // Phase 1: handshakes.
-  bool interrupted = false;
-  hs.loop.run({[&](xcp::Timestamp) {
-                 if (stop_requested()) interrupted = true;
-                 bool all = true;
-                 for (auto& s : streams) {
-                   if (s.conn->done()) return false;
-                   all = all && s.app->established();
-                 }
-                 return !all && !interrupted;
-               },
-               [] { return xcp::Timestamp::max(); }});
-  for (auto& s : streams) {
+void BulkClient::sample_all(double end_s) {
+  std::vector<StreamSample> samples;
+  for (auto& s : streams_) samples.push_back(s.sampler.take(*s.conn, end_s));
+  rep_.interval(samples, last_tick_s_, end_s);
+  last_tick_s_ = end_s;
+}
+
+bool BulkClient::connecting_step(bool interrupted) {
+  if (interrupted) interrupted_ = true;
+  bool any_done = false, all = true;
+  for (auto& s : streams_) {
+    any_done = any_done || s.conn->done();
+    all = all && s.app->established();
+  }
+  if (!any_done && !all && !interrupted_) return true;  // still connecting
+  for (auto& s : streams_) {
     if (s.conn->state() == ConnState::kFailed) {
-      rep.error("cannot connect to " + o.host + ":" + std::to_string(o.port) + ": " +
-                std::string(to_string(s.conn->error())));
-      return kExitConnectFailed;
+      rep_.error("cannot connect to " + o_.host + ":" + std::to_string(o_.port) + ": " +
+                 std::string(to_string(s.conn->error())));
+      phase_ = Phase::kDone;
+      rc_ = kExitConnectFailed;
+      return false;
     }
   }
-  if (interrupted) {
-    rep.error("interrupted while connecting");
-    return kExitError;
+  if (interrupted_) {
+    rep_.error("interrupted while connecting");
+    phase_ = Phase::kDone;
+    rc_ = kExitError;
+    return false;
   }
-  rep.start(start_json(o, streams));
-  for (size_t i = 0; i < streams.size(); ++i) {
-    rep.info("[" + std::to_string(i + 1) + "] local port " + std::to_string(streams[i].conn->key().local_port) +
-             " connected to " + o.host + " port " + std::to_string(o.port));
+  rep_.start(start_json(o_, streams_));
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    rep_.info("[" + std::to_string(i + 1) + "] local port " + std::to_string(streams_[i].conn->key().local_port) +
+              " connected to " + o_.host + " port " + std::to_string(o_.port));
   }
+  phase_ = Phase::kTest;
+  t0_ = hs_.clock.now();
+  test_end_ = o_.bytes.has_value() ? xcp::Timestamp::max() : t0_ + o_.duration;
+  next_tick_ = o_.interval > xcp::Duration::zero() ? t0_ + o_.interval : xcp::Timestamp::max();
+  return true;
+}
 
-  // Phase 2: the test, then closing.
-  const xcp::Timestamp t0 = hs.clock.now();
-  const bool timed = !o.bytes.has_value();
-  const xcp::Timestamp test_end = timed ? t0 + o.duration : xcp::Timestamp::max();
-  const bool ticking = o.interval > xcp::Duration::zero();
-  xcp::Timestamp next_tick = ticking ? t0 + o.interval : xcp::Timestamp::max();
-  xcp::Timestamp close_deadline = xcp::Timestamp::max();
-  bool closing = false;
-  double last_tick_s = 0;
-  std::vector<StreamSample> samples;
-  auto sample_all = [&](double end_s) {
-    samples.clear();
-    for (auto& s : streams) samples.push_back(s.sampler.take(*s.conn, end_s));
-    rep.interval(samples, last_tick_s, end_s);
-    last_tick_s = end_s;
-  };
-  auto begin_close = [&](xcp::Timestamp now) {
-    if (closing) return;
-    closing = true;
-    close_deadline = now + kCloseGrace;
-    for (auto& s : streams) s.conn->close(/*discard_unsent=*/true);
-  };
-  double data_end_s = 0;  // when the last stream's data was fully acknowledged
-  hs.loop.run({[&](xcp::Timestamp now) {
-                 if (stop_requested()) interrupted = true;
-                 if (interrupted || now >= test_end) begin_close(now);
-                 bool all_done = true, data_done = true;
-                 for (auto& s : streams) {
-                   all_done = all_done && s.conn->done();
-                   data_done = data_done && (s.conn->done() || (s.conn->closing() && s.conn->bytes_in_flight() == 0));
-                 }
-                 if (data_done && data_end_s == 0) data_end_s = (now - t0).seconds_f();
-                 if (!closing && now >= next_tick) {
-                   sample_all((now - t0).seconds_f());
-                   while (next_tick <= now) next_tick += o.interval;
-                 }
-                 return !all_done && now < close_deadline;
-               },
-               [&] { return std::min({next_tick, test_end, close_deadline}); }});
-  const double end_s = data_end_s > 0 ? data_end_s : (hs.clock.now() - t0).seconds_f();
-  if (ticking && end_s - last_tick_s > 1e-3) sample_all(end_s);
+bool BulkClient::step(xcp::Timestamp now, bool interrupted) {
+  if (phase_ == Phase::kDone) return false;
+  if (phase_ == Phase::kConnecting) {
+    if (!connecting_step(interrupted)) return false;
+    if (phase_ == Phase::kConnecting) return true;
+  }
+  if (interrupted) interrupted_ = true;
+  if ((interrupted_ || now >= test_end_) && !closing_) {
+    closing_ = true;
+    close_deadline_ = now + kCloseGrace;
+    for (auto& s : streams_) s.conn->close(/*discard_unsent=*/true);
+  }
+  bool all_done = true, data_done = true;
+  for (auto& s : streams_) {
+    all_done = all_done && s.conn->done();
+    data_done = data_done && (s.conn->done() || (s.conn->closing() && s.conn->bytes_in_flight() == 0));
+  }
+  if (data_done && data_end_s_ == 0) data_end_s_ = (now - t0_).seconds_f();
+  if (!closing_ && now >= next_tick_) {
+    sample_all((now - t0_).seconds_f());
+    while (next_tick_ <= now) next_tick_ += o_.interval;
+  }
+  if (!all_done && now < close_deadline_) return true;
+  phase_ = Phase::kDone;
+  rc_ = end_report();
+  return false;
+}
+
+xcp::Timestamp BulkClient::next_wake() const {
+  if (phase_ != Phase::kTest) return xcp::Timestamp::max();
+  return std::min({next_tick_, test_end_, close_deadline_});
+}
+
+int BulkClient::end_report() {
+  const auto& o = o_;
+  auto& rep = rep_;
+  auto& hs = hs_;
+  const double end_s = data_end_s_ > 0 ? data_end_s_ : (hs.clock.now() - t0_).seconds_f();
+  if (o.interval > xcp::Duration::zero() && end_s - last_tick_s_ > 1e-3) sample_all(end_s);
 
   // End section: sender totals from our counters, receiver totals from the server's reports.
   nlohmann::json end_streams = nlohmann::json::array();
@@ -178,7 +183,7 @@ int run_client(const Options& o) {
   uint64_t received = 0;
   std::string failure;
   bool verify_failed = false;
-  for (auto& s : streams) {
+  for (auto& s : streams_) {
     StreamSample t = s.sampler.total(*s.conn, end_s);
     totals.push_back(t);
     const auto report = s.app->report();
@@ -227,7 +232,7 @@ int run_client(const Options& o) {
                         {"sender_cc", std::string(to_string(o.cc))},
                         {"sender_loss_recovery", std::string(to_string(o.loss_recovery))},
                         {"verify", !o.verify ? "off" : (verify_failed ? "mismatch" : "ok")},
-                        {"interrupted", interrupted},
+                        {"interrupted", interrupted_},
                         {"tx_errors", hs.tx.stats().errors},
                         {"tx_link_packets", hs.tx.stats().link_packets},
                         {"tx_xdp_packets", hs.tx.stats().xdp_packets},
@@ -238,6 +243,20 @@ int run_client(const Options& o) {
     return verify_failed ? kExitVerifyFailed : kExitError;
   }
   return kExitOk;
+}
+
+int run_client(const Options& o) {
+  install_stop_signals();
+  HostStack hs(o);
+  Reporter rep(o.json ? Reporter::Format::kJson
+                      : (o.json_stream ? Reporter::Format::kJsonStream : Reporter::Format::kText),
+               stdout);
+  const std::vector<uint16_t> ports = client_local_ports(o, hs.clock.now());
+  hs.accept_ports(consecutive_ports(ports.front(), o.parallel, 0));
+  BulkClient client(o, hs, rep, ports);
+  hs.loop.run({[&](xcp::Timestamp now) { return client.step(now, stop_requested()); },
+               [&] { return client.next_wake(); }});
+  return client.rc();
 }
 
 }  // namespace xcphost

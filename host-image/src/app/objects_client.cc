@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/client.hh"
 #include "app/host_stack.hh"
 #include "app/object_player.hh"
 #include "app/report.hh"
@@ -71,12 +72,14 @@ uint16_t first_port(const Options& o, xcp::Timestamp now) {
 
 namespace {
 
-// One --objects flow of the process: its schedule, player, report and clock.
+// One flow of the process: an --objects flow (its schedule, player, report and
+// clock) or a bulk -t/-n client (`bulk`, with its own clock and report).
 struct ObjectsJob {
   ObjectsJob(const Options& opts, Reporter::Format f) : o(opts), rep(f, stdout) {}
   const Options& o;
   Reporter rep;
   std::unique_ptr<ObjectPlayer> player;
+  std::unique_ptr<BulkClient> bulk;
   AggregateSampler agg;
   xcp::Timestamp t0, deadline, next_tick, grace_end = xcp::Timestamp::max();
   double last_tick_s = 0;
@@ -158,8 +161,10 @@ int run_objects_jobs(const std::vector<Job>& specs) {
   HostStack hs(first);  // the socket options are the same for every job (parse_jobs)
   // Every object of every job has its own local port: job k's block follows job k-1's,
   // so the process accepts one run of consecutive ports (ObjectPlayer::local_port).
+  // A bulk job's block is its -P streams' ports.
+  auto ports_of = [](const Options& o) -> size_t { return o.objects.empty() ? o.parallel : o.objects.size(); };
   size_t total_objects = 0;
-  for (const auto& s : specs) total_objects += s.options.objects.size();
+  for (const auto& s : specs) total_objects += ports_of(s.options);
   const uint16_t base = first_port(first, hs.clock.now());
   hs.accept_ports(consecutive_ports(base, total_objects, 32768));
   std::vector<std::unique_ptr<ObjectsJob>> jobs;
@@ -170,6 +175,14 @@ int run_objects_jobs(const std::vector<Job>& specs) {
                                                    : (o.json_stream ? Reporter::Format::kJsonStream
                                                                     : Reporter::Format::kText));
     j->rep.set_job(spec.name);
+    if (o.objects.empty()) {  // a bulk client (--xdp hosts run all their flows in one process)
+      std::vector<uint16_t> ports;
+      for (size_t i = 0; i < o.parallel; ++i) ports.push_back(ObjectPlayer::local_port(base, offset + i));
+      offset += o.parallel;
+      j->bulk = std::make_unique<BulkClient>(o, hs, j->rep, ports);
+      jobs.push_back(std::move(j));
+      continue;
+    }
     ObjectPlayer::Config pc;
     pc.objects = o.objects;
     pc.max_concurrent = o.max_concurrent;
@@ -210,6 +223,15 @@ int run_objects_jobs(const std::vector<Job>& specs) {
                  for (size_t k = 0; k < jobs.size(); ++k) {
                    ObjectsJob& j = *jobs[k];
                    if (j.finished_reported) continue;
+                   if (j.bulk) {
+                     if (j.bulk->step(now, interrupted)) {
+                       all = false;
+                     } else {
+                       rcs[k] = j.bulk->rc();
+                       j.finished_reported = true;
+                     }
+                     continue;
+                   }
                    j.report(j.player->step(now));
                    if ((interrupted || now >= j.deadline) && j.grace_end == xcp::Timestamp::max()) {
                      j.report(j.player->stop(now));
@@ -233,6 +255,10 @@ int run_objects_jobs(const std::vector<Job>& specs) {
                  xcp::Timestamp w = xcp::Timestamp::max();
                  for (const auto& j : jobs) {
                    if (j->finished_reported) continue;
+                   if (j->bulk) {
+                     w = std::min(w, j->bulk->next_wake());
+                     continue;
+                   }
                    w = std::min({w, j->player->next_wake(), j->next_tick, j->deadline, j->grace_end});
                  }
                  return w;

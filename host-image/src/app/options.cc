@@ -95,8 +95,8 @@ std::string_view usage_text() {
          "      --objects SPEC      client: one connection per object, START_S:BYTES[,...] or @FILE;\n"
          "                          reports each object's completion time (-t: the schedule's deadline)\n"
          "      --max-concurrent N  client, --objects: connections open at once, 1..1024 (default 32)\n"
-         "      --job NAME          several --objects clients in one process: [options for all]\n"
-         "                          --job NAME -c HOST -p PORT --objects SPEC [options] --job ...\n"
+         "      --job NAME          several clients in one process: [options for all]\n"
+         "                          --job NAME -c HOST -p PORT [--objects SPEC] [options] --job ...\n"
          "                          (at most 16; --json-stream, each event tagged \"job\")\n"
          "exit codes: 0 ok, 1 error (lost/reset), 2 usage, 3 connect failed, 4 verify failed\n";
 }
@@ -350,13 +350,13 @@ ParsedJobs parse_jobs(const std::vector<std::string_view>& args) {
     ParsedOptions p = parse_options(all);
     if (auto* err = std::get_if<std::string>(&p)) return "--job " + name + ": " + *err;
     Options& o = std::get<Options>(p);
-    if (o.mode != Options::Mode::kClient || o.objects.empty()) {
-      return "--job " + name + ": a job is an --objects client (-c HOST --objects SPEC)";
+    if (o.mode != Options::Mode::kClient) {
+      return "--job " + name + ": a job is a client (-c HOST [--objects SPEC])";
     }
     if (!o.json_stream) return "--job " + name + ": jobs report with --json-stream only";
-    objects += o.objects.size();
+    objects += o.objects.empty() ? o.parallel : o.objects.size();
     if (objects > kMaxJobObjects) {
-      return "--job: at most " + std::to_string(kMaxJobObjects) + " objects in all jobs (one local port each)";
+      return "--job: at most " + std::to_string(kMaxJobObjects) + " objects and -P streams in all jobs (one local port each)";
     }
     if (!jobs.empty()) {
       const Options& a = jobs.front().options;

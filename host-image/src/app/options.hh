@@ -98,11 +98,11 @@ using ParsedOptions = std::variant<Options, std::string>;
 ParsedOptions parse_options(const std::vector<std::string_view>& args);
 std::string_view usage_text();
 
-// --job NAME: several --objects clients (flows) in one process, sharing its socket and
-// I/O loop; each job reports its own events, tagged {"job": NAME}:
-//   xcpperf [options for all] --job NAME -c HOST -p PORT --objects SPEC [options] --job ...
+// --job NAME: several clients (flows: --objects, or bulk -t/-n) in one process, sharing
+// its socket and I/O loop; each job reports its own events, tagged {"job": NAME}:
+//   xcpperf [options for all] --job NAME -c HOST -p PORT [--objects SPEC] [options] --job ...
 // Each job's options are the common ones followed by its own. Bounds: kMaxJobs jobs,
-// kMaxJobObjects objects in all (every object has its own local port).
+// kMaxJobObjects objects and bulk streams in all (each has its own local port).
 struct Job {
   std::string name;
   Options options;
