@@ -3,7 +3,9 @@ engines and captures do not.
 
 At nice 0, on a machine shared with other work, XCP at 5 % BDP in hstcp/buffer-sweep
 moved 0.81-0.93 instead of 0.95 at -15 (docs/reproductions.md): the value has to reach
-the tool itself, not a wrapper or only its first thread."""
+the tool itself, not a wrapper or only its first thread, and, as every tool leads a
+session of its own, the session's autogroup (without it nice -15 changed nothing on a
+kernel with autogroup: sched(7))."""
 
 from __future__ import annotations
 
@@ -40,6 +42,15 @@ def _threads(pid: int, n: int = 2, timeout_s: float = 5.0) -> list[int]:
     raise AssertionError(f"{pid}: not {n} threads of python3 within {timeout_s} s")
 
 
+def _group_nice(pid: int) -> int | None:
+    """The nice value of the process's autogroup (its session's task group); None on a
+    kernel without autogroup."""
+    try:
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except FileNotFoundError:
+        return None
+
+
 def _nice(tid: int) -> int:
     stat = Path(f"/proc/{tid}/stat").read_text()
     return int(stat[stat.rindex(")") + 2:].split()[16])  # field 19: nice
@@ -63,6 +74,13 @@ def test_tools_run_at_host_nice_engines_and_captures_do_not(tmp_path: Path) -> N
             assert run.record.pid == run.popen.pid  # nice execs: the recorded PID is the tool's
         for run in (capture, engine):
             assert {_nice(t) for t in _threads(run.popen.pid)} == {own}, run.spec.kind
+        if _group_nice(os.getpid()) is not None:
+            # each process leads a session of its own, so with autogroup its nice counts
+            # only inside that session's group: the group has to carry it too
+            for run in (server, client, stack):
+                assert _group_nice(run.popen.pid) == -15, run.spec.kind
+            for run in (capture, engine):
+                assert _group_nice(run.popen.pid) == 0, run.spec.kind
     finally:
         procs.stop_all(grace_s=1.0)
 
@@ -72,5 +90,6 @@ def test_default_leaves_tools_at_the_agents_nice(tmp_path: Path) -> None:
     try:
         run = procs.start(ProcSpec("c", None, _THREADED, "client"))
         assert {_nice(t) for t in _threads(run.popen.pid)} == {_nice(os.getpid())}
+        assert _group_nice(run.popen.pid) in (None, 0)
     finally:
         procs.stop_all(grace_s=1.0)
