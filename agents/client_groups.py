@@ -14,6 +14,9 @@ and stopped together (same stop), whose command lines differ only in their
 destination, port, schedule, concurrency and deadline, and which no timeline event
 addresses other than their own start and stop. At most MAX_JOBS flows and
 MAX_OBJECTS objects per process (xcpperf's bounds: kMaxJobs, kMaxJobObjects).
+
+A host with `io: xdp` runs all its xcpperf clients, bulk and web-like, as jobs of one
+process: the kernel lets one AF_XDP socket hold the interface (orchestrator/spec/host_io.py).
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ from xcplab_contract.plan import Flow, Plan
 MAX_JOBS = 16  # host-image/src/app/options.hh kMaxJobs
 MAX_OBJECTS = 32768  # kMaxJobObjects
 _PER_JOB = ("-c", "-p", "--objects", "--max-concurrent", "-t")
+# The process's own options (parse_jobs: the same for every job), with their value
+# count; a host with `io: xdp` runs all its flows as jobs of one process and keeps only
+# these in common.
+_PROCESS = {"--json-stream": 0, "-i": 1, "--xdp": 0, "--xdp-dev": 1, "--ttl": 1,
+            "--link-tx": 0, "--no-port-filter": 0, "--install-icmp-filter": 0, "--cport": 1}
 
 
 @dataclass(frozen=True)
@@ -52,9 +60,54 @@ def _split(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | N
     return tuple(common), tuple(own)
 
 
+def _split_xdp(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the process's options, this flow's own) of an xcpperf client on an `io: xdp`
+    host: every option but _PROCESS's is the job's."""
+    common: list[str] = []
+    own: list[str] = []
+    i = 1
+    while i < len(argv):
+        n = _PROCESS.get(argv[i])
+        if n is None:
+            own.append(argv[i])
+            i += 1
+        else:
+            common += argv[i:i + 1 + n]
+            i += 1 + n
+    return tuple(common), tuple(own)
+
+
 def _objects(argv: tuple[str, ...]) -> int:
     spec = argv[argv.index("--objects") + 1]
     return spec.count(",") + 1
+
+
+def _xdp_groups(plan: Plan, flows: list[Flow]) -> list[ClientGroup]:
+    """All xcpperf clients of each `io: xdp` host as one process (orchestrator/spec/
+    host_io.py refused hosts whose flows cannot be one: different start or stop, more
+    than MAX_JOBS): the kernel lets one process hold the interface's XDP socket."""
+    by_host: dict[str, list[Flow]] = {}
+    for f in flows:
+        if f.tool == "xcpperf" and "--xdp" in f.client_argv:
+            by_host.setdefault(f.src, []).append(f)
+    out = []
+    for host, members in by_host.items():
+        commons = {_split_xdp(f.client_argv)[0] for f in members}
+        times = {(f.start_s, f.stop_s) for f in members}
+        if len(commons) > 1 or len(times) > 1 or len(members) > MAX_JOBS:
+            raise ValueError(f"io: xdp on {host}: its xcpperf flows "
+                             f"({', '.join(f.id for f in members)}) cannot share one process "
+                             f"(options {sorted(commons)}, start/stop {sorted(times, key=str)}, "
+                             f"at most {MAX_JOBS}); the spec check (host_io.py) should have "
+                             "refused it")
+        if len(members) < 2:
+            continue
+        argv: list[str] = ["xcpperf", *commons.pop()]
+        for f in members:
+            argv += ["--job", f.id, *_split_xdp(f.client_argv)[1]]
+        out.append(ClientGroup(group_key([f.id for f in members], "client"),
+                               tuple(members), tuple(argv)))
+    return out
 
 
 def _alone(plan: Plan, f: Flow) -> bool:
@@ -72,7 +125,7 @@ def client_groups(plan: Plan, flows: list[Flow]) -> list[ClientGroup]:
     alone, as before)."""
     shapes: dict[tuple[str, float, float | None, tuple[str, ...]], list[list[Flow]]] = {}
     for f in flows:
-        if f.tool != "xcpperf" or _alone(plan, f):
+        if f.tool != "xcpperf" or "--xdp" in f.client_argv or _alone(plan, f):
             continue
         parts = _split(f.client_argv)
         if parts is None:
@@ -83,7 +136,7 @@ def client_groups(plan: Plan, flows: list[Flow]) -> list[ClientGroup]:
                 sum(_objects(g.client_argv) for g in chunks[-1]) + n > MAX_OBJECTS:
             chunks.append([])
         chunks[-1].append(f)
-    out = []
+    out = _xdp_groups(plan, flows)
     for (_src, _start, _stop, common), chunks in shapes.items():
         for members in chunks:
             if len(members) < 2:

@@ -32,6 +32,20 @@ def limits_refusal(backend: str, plan: Plan) -> list[str]:
               "--backend docker, or remove the limits)"]
 
 
+def xdp_refusal(backend: str, plan: Plan) -> list[str]:
+    """The refusal of `io: xdp` hosts (xcpperf --xdp, orchestrator/spec/host_io.py) by a
+    backend whose hosts it was not built or tested for: only netns runs them."""
+    hosts = sorted({h for f in plan.flows for h, argv in ((f.src, f.client_argv),
+                                                          (f.dst, f.server_argv))
+                    if "--xdp" in argv})
+    if not hosts:
+        return []
+    return [f"nodes.{hosts[0]}.io: xdp"
+            + (f" (and {len(hosts) - 1} more host(s))" if len(hosts) > 1 else "")
+            + f": the AF_XDP host path runs on the netns backend only; {backend} cannot "
+              "(run with --backend netns, or use io: kernel)"]
+
+
 class Backend(ABC):
     name: ClassVar[str]
     # "emulated" (real packets through emulated links) or "simulated" (a simulator's

@@ -247,15 +247,14 @@ class Planner:
                  src_addr=src_addr, dst_addr=dst_addr, port=f.port, start_s=f.start_s,
                  stop_s=f.stop_s, size_bytes=f.size_bytes, parallel=f.parallel,
                  rate_bps=f.rate_bps, path=fwd.nodes, rtt_s=rtt,
-                 server_argv=tools.server_argv(f, dst_addr)
-                 + xcpi.receiver_argv(self, f, fwd, self._xcpi_routers),
-                 client_argv=tools.client_argv(f, src_addr, dst_addr,
-                                               self.spec.metrics_interval_s,
-                                               xcpi=bool(self._xcpi_routers)
-                                               and f.proto in xcpi.XCPI_PROTOS,
-                                               ixcp_link_id=ixcp.access_link_id(
-                                                   fwd.dirs, self._ixcp_ids)
-                                               if f.proto == "xcp" else None),
+                 server_argv=self._xdp(f.dst, tools.server_argv(f, dst_addr)
+                                       + xcpi.receiver_argv(self, f, fwd, self._xcpi_routers),
+                                       f.id),
+                 client_argv=self._xdp(f.src, tools.client_argv(
+                     f, src_addr, dst_addr, self.spec.metrics_interval_s,
+                     xcpi=bool(self._xcpi_routers) and f.proto in xcpi.XCPI_PROTOS,
+                     ixcp_link_id=ixcp.access_link_id(fwd.dirs, self._ixcp_ids)
+                     if f.proto == "xcp" else None), f.id),
                  recovery=f.recovery, delayed_ack=f.delayed_ack,
                  rto_backoff=f.rto_backoff, xcp_feedback=f.xcp_feedback)
             for f, fwd, src_addr, dst_addr, rtt in flow_rows)
@@ -267,6 +266,18 @@ class Planner:
             timeline=build_timeline(self.spec, tuple(links), flows),
             captures=plan_captures(self.spec, links), trial=plan_trial(self.spec.trial))
 
+
+    def _xdp(self, host: str, argv: tuple[str, ...], flow_id: str) -> tuple[str, ...]:
+        """An xcpperf command line of a host with `io: xdp` (orchestrator/spec/host_io.py,
+        which refused what it cannot run) sends and receives through its XDP socket."""
+        if self.spec.node(host).io != "xdp" or not argv or argv[0] != "xcpperf":
+            return argv
+        if any(a.startswith("--xcpi-receiver") for a in argv):
+            raise PlanError(f"nodes.{host}.io: xdp: flow {flow_id} crosses an XCP-i cloud, so "
+                            f"{host} runs its XCP-i receiver duty, which models the host's "
+                            f"whole arrival (every process's packets) and so cannot sit behind "
+                            f"the XDP socket of one process; use io: kernel on {host}")
+        return (*argv, "--xdp")
 
     def app_flow(self, f: Any, fwd: FlowPath, src_addr: str, dst_addr: str, rtt: float
                  ) -> Any:

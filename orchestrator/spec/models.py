@@ -144,15 +144,25 @@ class LinkSpec(LinkParams):
         return self
 
 
+# How a host's xcpperf flows reach the wire (orchestrator/spec/host_io.py): `kernel`
+# (default) a raw IP socket; `xdp` an AF_XDP socket (xcpperf --xdp), all of the host's
+# xcpperf flows in one process.
+HostIo = Literal["kernel", "xdp"]
+
+
 class NodeSpec(Strict):
     role: Literal["host", "router"]
     queue: QueueSpec | None = None  # routers: discipline of every direction they emulate
     limits: NodeLimits | None = None  # CPU set, memory (docker backend; node_limits.py)
+    io: HostIo | None = None  # hosts: overrides defaults.host.io
 
     @model_validator(mode="after")
     def _queue_on_routers(self) -> NodeSpec:
         if self.role == "host" and self.queue is not None:
             raise ValueError("a host has no queue (queues live on routers and links)")
+        if self.role == "router" and self.io is not None:
+            raise ValueError("io is a host's (how its flows reach the wire); routers are "
+                             "the engine's")
         return self
 
 
@@ -209,9 +219,14 @@ class RouterDefaults(Strict):
     queue: QueueSpec | None = None
 
 
+class HostDefaults(Strict):
+    io: HostIo | None = None
+
+
 class Defaults(Strict):
     link: LinkParams | None = None
     router: RouterDefaults | None = None
+    host: HostDefaults | None = None
     flow: FlowParams | None = None
 
 

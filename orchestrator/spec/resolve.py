@@ -18,6 +18,7 @@ from typing import Any
 from orchestrator.spec import buffers, checks, when
 from orchestrator.spec.captures import resolve_captures
 from orchestrator.spec.flows import resolve_flows
+from orchestrator.spec.host_io import check_host_io
 from orchestrator.spec.loader import Lines, PathT
 from orchestrator.spec.models import LinkParams, LinkSpec, Spec
 from orchestrator.spec.queues import DEFAULT_KIND, QueueModel
@@ -259,6 +260,7 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
     expect = checks.resolve_checks(spec, [x.id for x in r.links], r.bad, r.shortened,
                                    conditions)
     captures = resolve_captures(spec, r.links, r.bad, r.shortened)
+    ios = check_host_io(spec, flows, [(x.a, x.b) for x in r.links], r.bad)
     if spec.metrics_interval <= 0 or spec.metrics_interval > spec.duration:
         r.bad(("metrics_interval",), "must be > 0 and at most the duration (e.g. 100ms)")
     if spec.duration <= 0:
@@ -274,7 +276,8 @@ def resolve(spec: Spec, lines: Lines) -> ResolvedSpec:
         lim = n.limits
         nodes.append(RNode(name=name, role=n.role, queue=rq,
                            cpuset=lim.cpuset if lim else None,
-                           memory_bytes=lim.memory if lim else None))
+                           memory_bytes=lim.memory if lim else None,
+                           io=ios.get(name, "kernel")))
     resolved = ResolvedSpec(
         name=spec.name, description=spec.description, duration_s=spec.duration,
         seed=spec.seed, metrics_interval_s=spec.metrics_interval, scale=spec.scale,

@@ -74,6 +74,7 @@ class RNode(Frozen):
     # nodes.NAME.limits (orchestrator/spec/node_limits.py); None: not limited
     cpuset: str | None = None
     memory_bytes: int | None = None
+    io: Literal["kernel", "xdp"] = "kernel"  # hosts: orchestrator/spec/host_io.py
 
 
 class RFlow(Frozen):

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from orchestrator.backends.agent_link import AgentLink
-from orchestrator.backends.base import Backend, drain, limits_refusal
+from orchestrator.backends.base import Backend, drain, limits_refusal, xdp_refusal
 from orchestrator.backends.cluster import barrier
 from orchestrator.backends.cluster.apps import AppMerge, split_app_flows
 from orchestrator.backends.cluster.channel import (
@@ -148,7 +148,7 @@ class ClusterBackend(Backend):
 
     @classmethod
     def unsupported(cls, plan: Plan) -> list[str]:
-        return limits_refusal(cls.name, plan)
+        return limits_refusal(cls.name, plan) + xdp_refusal(cls.name, plan)
 
     def prepare(self, plan: Plan) -> None:
         refused = self.unsupported(plan)

@@ -27,6 +27,7 @@ from typing import Any
 
 from orchestrator.backends import netns
 from orchestrator.backends.agent_link import AgentLink
+from orchestrator.backends.base import xdp_refusal
 from orchestrator.backends.docker import containers, images
 from orchestrator.backends.docker.cli import DockerCli
 from orchestrator.backends.docker.daemon import Daemon, connect
@@ -69,7 +70,7 @@ class DockerBackend(netns.NetnsBackend):
 
     @classmethod
     def unsupported(cls, plan: Plan) -> list[str]:
-        return []  # per-node limits: the containers' (netns refuses them)
+        return xdp_refusal(cls.name, plan)  # per-node limits: the containers' (netns refuses them)
 
     def prepare(self, plan: Plan) -> None:
         super().prepare(plan)  # root, nsenter, the tools the agent starts

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from orchestrator.backends.base import Backend, drain
+from orchestrator.backends.base import Backend, drain, xdp_refusal
 from orchestrator.backends.ns2.mapping import (
     NS2_DEFAULTS_READ,
     NS_VERSION_EXPECTED,
@@ -115,7 +115,7 @@ class Ns2Backend(Backend):
 
     @classmethod
     def unsupported(cls, plan: Plan) -> list[str]:
-        return refusals(plan)
+        return refusals(plan) + xdp_refusal(cls.name, plan)
 
     @property
     def dir(self) -> Path:
