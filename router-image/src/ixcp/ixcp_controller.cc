@@ -44,6 +44,8 @@ IntervalState IxcpController::interval_state(double y, const TimeoutInput& in) {
   shuffle_pools_ = {shuffle_.r_pos, shuffle_.r_neg};
   spare_pools_ = {shuffle_.r_pos_m, shuffle_.r_pos_nm, st.r_neg};
   st.h = shuffle_.h;  // reported h is the shuffled bytes, as for XCP
+  last_matching_ = matching_;
+  last_elapsed_s_ = in.elapsed_s;
   y0_bytes_ = 0;
   matching_ = {};
   return st;
@@ -113,13 +115,13 @@ uint32_t IxcpController::next_bottleneck_id(const xcp::XcpHeader& h, double fb, 
   // probability s/(rtt·local_rate), about rate/local_rate per round trip
   // (ixcp_law.hh); with positive feedback only when this link clips a slow
   // flow it would speed up as its own (claims_clipped).
-  if (fb >= 0) return claims_clipped(h, s_bytes) ? link_id_ : h.next_bottleneck_id;
+  if (fb >= 0) return claims_clipped(h, fb, s_bytes) ? link_id_ : h.next_bottleneck_id;
   if (claim_rng_.next() < claim_probability(s_bytes, capped_rtt_s(h.rtt_us), local_rate())) return link_id_;
   ++ixcp_counters_.claims_declined;
   return h.next_bottleneck_id;
 }
 
-bool IxcpController::claims_clipped(const xcp::XcpHeader& h, double s_bytes) {
+bool IxcpController::claims_clipped(const xcp::XcpHeader& h, double fb, double s_bytes) {
   // A flow named elsewhere that this congested link slows below what the
   // hops before it gave, with spare-only feedback, where as a flow of its own
   // it would get more than it carries (the shuffle toward a slow flow) and
@@ -129,13 +131,35 @@ bool IxcpController::claims_clipped(const xcp::XcpHeader& h, double s_bytes) {
   // matching feedback is computed on copies of the pools (nothing drained).
   if (counters_.intervals == 0 || state_.y < state_.spare) return false;
   const double r_s = capped_rtt_s(h.rtt_us);
-  if (!release_held_upstream(h.cwnd_bytes / r_s, local_rate())) return false;
+  const double rate = h.cwnd_bytes / r_s;
+  if (!release_held_upstream(rate, local_rate())) return false;
+  ++ixcp_counters_.clip_tested;
+  // The interval as it would have been with the flow counted as matching:
+  // its bytes out of y0, one flow more in SA_m (a flow adds T per
+  // interval) and its bytes in Ss_m. Without it the flow, absent from the
+  // sums the scales were sized with, is computed to take a whole interval's
+  // shuffle when it is the only other flow (IXCP.md, "Why claims cost").
+  IntervalSums m = last_matching_;
+  const double t = last_elapsed_s_;
+  m.sa += t;
+  m.sb += t * r_s;
+  m.ss += rate * t;
+  const ShuffleState sh = compute_shuffle(state_, std::max(0.0, shuffle_.y0 - rate), m, t, params_.gamma);
   SparePools spare = spare_pools_;
+  spare.pos_m += std::max(0.0, sh.r_pos_m - shuffle_.r_pos_m);
   Pools shuffle = shuffle_pools_;
+  shuffle.pos += std::max(0.0, sh.r_pos - shuffle_.r_pos);
+  shuffle.neg += std::max(0.0, sh.r_neg - shuffle_.r_neg);
   const double as_matching =
-      compute_ixcp_departure(state_, shuffle_, spare, shuffle, true, s_bytes, r_s, h.cwnd_bytes, INT32_MAX).fb;
+      compute_ixcp_departure(state_, sh, spare, shuffle, true, s_bytes, r_s, h.cwnd_bytes, INT32_MAX).fb;
   if (as_matching <= h.feedback_bytes) return false;
-  ++ixcp_counters_.clipped_claims;
+  IxcpCounters& c = ixcp_counters_;
+  if (h.flags & xcp::flags::kAppLimited) ++c.clipped_app_limited;
+  if (fb == 0) ++c.clipped_fb_zero;
+  c.clipped_h_sum += h.feedback_bytes;
+  c.clipped_as_matching_sum += as_matching;
+  c.clipped_rate_ratio_sum += rate / local_rate();
+  ++c.clipped_claims;
   return true;
 }
 
@@ -171,6 +195,12 @@ void IxcpController::report(nlohmann::json& out) const {
       {"ids_released", ixcp_counters_.ids_released},
       {"held_released", ixcp_counters_.held_released},
       {"clipped_claims", ixcp_counters_.clipped_claims},
+      {"clip_tested", ixcp_counters_.clip_tested},
+      {"clipped_app_limited", ixcp_counters_.clipped_app_limited},
+      {"clipped_fb_zero", ixcp_counters_.clipped_fb_zero},
+      {"clipped_h_sum", ixcp_counters_.clipped_h_sum},
+      {"clipped_as_matching_sum", ixcp_counters_.clipped_as_matching_sum},
+      {"clipped_rate_ratio_sum", ixcp_counters_.clipped_rate_ratio_sum},
       {"local_rate", local_rate()},
       {"m_p_spare", ixcp_counters_.m_p_spare},
       {"m_n_spare", ixcp_counters_.m_n_spare},

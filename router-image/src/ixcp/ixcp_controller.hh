@@ -23,6 +23,15 @@ struct IxcpCounters {
   uint64_t ids_released = 0;     // departures named here whose next_bottleneck_id this link set to 0
   uint64_t held_released = 0;    // of those, flows held upstream below the local rate (not lowered here)
   uint64_t clipped_claims = 0;   // flows named elsewhere claimed because this link clips them (IXCP.md)
+  // What the clipped claims saw (IXCP.md, "Claim of a flow clipped here"):
+  // packets tested (named elsewhere, lowered here with fb >= 0 by a congested
+  // port, under 0.8 of the local rate); of the claims, those whose request
+  // was an application-limited sender's (flag A) or whose feedback here was
+  // 0 (pools drained), and sums of H_feedback as it arrived, of the feedback
+  // the flow would get here counted as a matching flow, and of its rate /
+  // local rate.
+  uint64_t clip_tested = 0, clipped_app_limited = 0, clipped_fb_zero = 0;
+  double clipped_h_sum = 0, clipped_as_matching_sum = 0, clipped_rate_ratio_sum = 0;
   // Feedback this link wrote into matching packets, by part (bytes, before
   // rounding), and the matching packets whose H_feedback an upstream hop had
   // already set lower (this hop wrote nothing).
@@ -61,11 +70,13 @@ class IxcpController final : public XcpController {
   uint32_t next_bottleneck_id(const xcp::XcpHeader& h, double fb, double s_bytes);
   // Whether a flow named elsewhere that this hop lowers with fb >= 0 is
   // claimed because it would get more here as a flow of its own.
-  bool claims_clipped(const xcp::XcpHeader& h, double s_bytes);
+  bool claims_clipped(const xcp::XcpHeader& h, double fb, double s_bytes);
 
   uint32_t link_id_;
   double y0_bytes_ = 0;     // this interval's non-matching input
   IntervalSums matching_;   // this interval's SA/Ss over matching packets
+  IntervalSums last_matching_;  // the last interval's, which shuffle_ was computed from
+  double last_elapsed_s_ = 0;   // and its length T
   ShuffleState shuffle_;
   Pools shuffle_pools_;
   SparePools spare_pools_;
