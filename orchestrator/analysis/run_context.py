@@ -259,6 +259,43 @@ class RunContext:
                     out[name] = max(out[name], float(us) / 1e6)
         return out
 
+    def buffers_bytes(self) -> dict[str, float]:
+        """Each direction's queue limit in bytes (limit_bytes, or limit_packets
+        full-size frames of the plan's link MTU, the smaller of the two); a direction without a
+        limit is left out, as is one whose limit the timeline changes (which buffer
+        held when is then not one number)."""
+        mtu = self.plan.get("link_mtu")
+        frame = float(mtu) if isinstance(mtu, (int, float)) and mtu > 0 else 1500.0
+        out: dict[str, float] = {}
+        ids: dict[str, list[str]] = {}
+        for link in _dicts(self.plan.get("links")):
+            for side in ("a_to_b", "b_to_a"):
+                d = link.get(side)
+                q = d.get("queue") if isinstance(d, dict) else None
+                if not isinstance(q, dict):
+                    continue
+                name = f"{d.get('src')}->{d.get('dst')}"  # type: ignore[union-attr]
+                ids.setdefault(str(link.get("id")), []).append(name)
+                lb, lp = q.get("limit_bytes"), q.get("limit_packets")
+                limits = ([float(lb)] if isinstance(lb, (int, float)) and lb > 0 else []) + \
+                    ([float(lp) * frame] if isinstance(lp, (int, float)) and lp > 0 else [])
+                if limits:  # both given: whichever fills first
+                    out[name] = min(limits)
+        for e in self._timeline():
+            params = e.get("params")
+            if e.get("action") == "set_link" and isinstance(params, dict) and \
+                    ("queue" in params or "buffer" in json.dumps(params)):
+                for name in ids.get(str(e.get("target")), []):
+                    out.pop(name, None)
+        return out
+
+    def flow_rtt_s(self, flow_id: str) -> float | None:
+        """The plan's round-trip propagation delay of a flow (None when not planned)."""
+        for f in _dicts(self.plan.get("flows")):
+            if str(f.get("id")) == flow_id and isinstance(f.get("rtt_s"), (int, float)):
+                return float(f["rtt_s"])
+        return None
+
     def link_down_expected(self) -> bool:
         """True when the timeline takes a link down (drops on a down link are then planned)."""
         for e in self._timeline():

@@ -32,7 +32,12 @@ from orchestrator.analysis.fidelity import (
     check_timeline,
 )
 from orchestrator.analysis.flows import split_flows, summarize_flows
-from orchestrator.analysis.host_procs import check_hosts, host_stats, host_wait_warnings
+from orchestrator.analysis.host_procs import (
+    check_host_bursts,
+    check_hosts,
+    host_stats,
+    host_wait_warnings,
+)
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import LinkData, summarize_links
 from orchestrator.analysis.maxmin_report import add_flow_columns, run_schedule
@@ -93,6 +98,14 @@ def measure_run(run_dir: Path) -> MeasuredRun:
                        load_fct(run_dir) if ctx.web_objects() else None)
 
 
+def _flow_rtt_s(flow: dict[str, Any], planned_s: float | None) -> float | None:
+    """The flow's measured smoothed RTT (queueing included), else its planned one."""
+    srtt = flow.get("srtt_mean_ms")
+    if isinstance(srtt, float) and math.isfinite(srtt) and srtt > 0:
+        return srtt / 1e3
+    return planned_s
+
+
 def build_summary(run_dir: Path, *, status: str, timings: dict[str, Any],
                   extra: dict[str, Any] | None = None,
                   thresholds: Thresholds | None = None) -> dict[str, Any]:
@@ -133,6 +146,13 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_engines(m.engine, th.timing, engines)
     problems += check_hosts(m.procs, th.hosts,
                             expected=status == "completed" and bool(flows) and not simulated)
+    hosts = host_stats(m.procs)
+    problems += check_host_bursts(
+        hosts, flows, {f: ctx.flow_path(f) for f in flows}, ctx.buffers_bytes(),
+        {d: float(v["utilization"]) for d, v in links.items()
+         if isinstance(v, dict) and isinstance(v.get("utilization"), (int, float))},
+        {f: rtt for f in flows if (rtt := _flow_rtt_s(flows[f], ctx.flow_rtt_s(f)))},
+        tolerance=th.rate_tolerance)
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine,
@@ -141,7 +161,6 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     extra = dict(extra or {})
     skew_problems, warnings = check_start_skew((extra.get("deploy") or {}).get("cluster"), th)
     problems += skew_problems
-    hosts = host_stats(m.procs)
     warnings += host_wait_warnings(hosts, th.hosts)
     dropped = extra.get("influx_points_dropped")
     if isinstance(dropped, int) and dropped > 0:

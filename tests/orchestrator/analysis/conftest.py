@@ -64,6 +64,8 @@ class Synth:
     sender_wait_per_s: float = 0.005
     sender_slices_per_s: float = 2000.0
     with_procs: bool = True
+    # R1->R2's queue limit in the plan (bytes); None: the plan gives no queue
+    buffer_bytes: int | None = None
     out_of_model: dict[str, int] | None = field(default_factory=lambda: {
         "rx_socket_drops": 0, "tx_errors": 0, "rx_truncated": 0, "arrival_stamps_clamped": 0})
 
@@ -103,6 +105,9 @@ def write_run(root: Path, s: Synth) -> Path:
         plan_links.append({"id": f"{a}-{b}", "a": {"node": a}, "b": {"node": b},
                            "a_to_b": direction(a, b, cap, loss),
                            "b_to_a": direction(b, a, cap, loss)})
+        if s.buffer_bytes is not None and (a, b) == ("R1", "R2"):
+            plan_links[-1]["a_to_b"]["queue"] = {"kind": "xcp", "limit_packets": 0,
+                                                 "limit_bytes": s.buffer_bytes}
     plan = {
         "experiment": "synth", "run_id": run.name, "seed": 7, "duration_s": 10.0,
         "metrics_interval_s": 0.1,

@@ -7,6 +7,8 @@ import pytest
 from analysis_metrics_files import read_metrics, write_metrics
 
 from orchestrator.analysis.fidelity import Thresholds, saturated
+from orchestrator.analysis.host_procs import check_host_bursts
+from orchestrator.analysis.run_context import RunContext
 from orchestrator.analysis.summary import build_summary
 
 T = {"deploy_s": 1.0, "run_s": 10.0, "teardown_s": 0.2}
@@ -520,6 +522,67 @@ def test_a_sender_waiting_longer_than_it_runs_is_warned_about_not_judged(make_ru
         s = build_summary(make_run(sender_wait_per_s=wait, sender_cpu_per_s=cpu),
                           status="completed", timings=T)
         assert not [w for w in s["warnings"] if w.startswith("hosts:")], (wait, cpu)
+
+
+def test_host_waits_whose_bursts_overflow_the_buffer_while_the_link_fell_short_are_a_problem(
+        make_run):
+    # Many short waits (70 us per wake-up, under the 1 ms bound): f1's tools 22.5 % of
+    # the time over a 40 ms RTT at 12 Mb/s = 13.5 KB, f2's 7.5 % over 48 ms at 18 Mb/s
+    # = 8.1 KB: 21.6 KB of bursts per round trip against a 12 KB (8-packet) buffer,
+    # on a link that carried 0.88 of its capacity: unfaithful (a warning before).
+    found = problems(make_run(sender_wait_per_s=0.15, sender_cpu_per_s=0.05, buffer_bytes=12000))
+    assert [p for p in found if p.startswith(
+        "hosts: R1->R2: its flows' tools waited for a CPU up to 21.6 KB of bursts per round "
+        "trip together (1.80 times its 12.0 KB buffer; the worst, f1, 22.5% of the time over "
+        "a 40 ms RTT), and the link carried 0.880 of its capacity")] == found, found
+    # the same waits with a buffer that holds their bursts (200 KB), or a plan that
+    # names no buffer: nothing to judge them against
+    assert problems(make_run(sender_wait_per_s=0.15, sender_cpu_per_s=0.05,
+                             buffer_bytes=200_000)) == []
+    assert problems(make_run(sender_wait_per_s=0.15, sender_cpu_per_s=0.05)) == []
+
+
+def _sweep_point(wait: float, thr_mbps: float) -> list[str]:
+    """hstcp/buffer-sweep's XCP 5 % BDP point as recorded (runs/reproduce/20261127T175513Z
+    xcp-5pct-repeat): 4 flows of 5 streams over r1->r2 (50 Mb/s, 12.5 KB buffer), max-min
+    11.87 Mb/s each, RTT 29.5 ms (f1's; the others' were longer, 1.35 buffers in all);
+    each flow's client and server waiting `wait` of the time together."""
+    flows = {f"f{i}": {"throughput_mbps": thr_mbps, "maxmin_mbps": 11.866,
+                       "srtt_mean_ms": 29.5} for i in range(1, 5)}
+    st = {f"f{i}.{role}": {"wait_fraction": wait / 2} for i in range(1, 5)
+          for role in ("client", "server")}
+    return check_host_bursts(st, flows, {f: ["h", "r1", "r2", "d"] for f in flows},
+                             {"r1->r2": 12_500.0, "h->r1": 350_000.0},
+                             {"r1->r2": thr_mbps * 4 / 50}, {f: 0.0295 for f in flows},
+                             tolerance=Thresholds().rate_tolerance)
+
+
+def test_host_waits_are_judged_by_the_buffer_their_bursts_meet_and_the_flows_shares():
+    # at nice 0: 9.4-9.8 % waiting per flow, 0.82 of capacity: 4 x 1.225 MB/s x 9.4 %
+    # x 29.5 ms = 13.6 KB, 1.09 buffers, and every flow short of its share
+    found = _sweep_point(0.094, 9.8)
+    assert len(found) == 1 and "(1.09 times its 12.5 KB buffer" in found[0] and \
+        "flows fell short of their max-min rate (f1 9.8 of its 11.9 Mb/s" in found[0], found
+    # the same waits while every flow got its max-min rate: they moved nothing visible
+    assert _sweep_point(0.094, 11.8) == []
+    # at nice -15 (2026-11-27): about 4 % per flow: 0.46 buffers, whatever the rates
+    assert _sweep_point(0.04, 9.8) == []
+
+
+def test_a_directions_buffer_is_the_limit_that_fills_first():
+    def side(src, dst, packets, nbytes):
+        return {"src": src, "dst": dst,
+                "queue": {"kind": "droptail", "limit_packets": packets, "limit_bytes": nbytes}}
+    plan = {"link_mtu": 1450, "links": [
+        {"id": "a-b", "a_to_b": side("a", "b", 8, 0), "b_to_a": side("b", "a", 8, 9000)},
+        {"id": "b-c", "a_to_b": side("b", "c", 0, 20000), "b_to_a": side("c", "b", 0, 0)}],
+        "timeline": []}
+    assert RunContext(plan=plan).buffers_bytes() == {"a->b": 8 * 1450.0, "b->a": 9000.0,
+                                                     "b->c": 20000.0}
+    # a buffer the timeline changes is not one number: not judged against
+    plan["timeline"] = [{"action": "set_link", "target": "b-c",
+                         "params": {"queue": {"limit_bytes": 5000}}}]
+    assert RunContext(plan=plan).buffers_bytes() == {"a->b": 8 * 1450.0, "b->a": 9000.0}
 
 
 def test_host_process_statistics_are_in_the_summary(make_run):
