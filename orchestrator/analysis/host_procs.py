@@ -116,8 +116,8 @@ def host_wait_warnings(st: dict[str, dict[str, Any]], th: HostThresholds) -> lis
             f"ran (the worst, {w['tool'] or 'tool'} {worst}, {w['wait_fraction']:.1%} of the "
             f"time against {w['cpu_fraction']:.1%} running, {w['mean_sched_delay_ms']:.2f} ms "
             "per wake-up): many short waits shift ACK clocking and bursts; with small "
-            "buffers that moves the result. Fewer competing processes or "
-            "--backend-opt host_nice=-15 give the tools the CPU first"]
+            "buffers that moves the result. Fewer competing processes, or host_nice "
+            "(default -15) if it was raised, give the tools the CPU first"]
 
 
 def flow_wait_fractions(st: dict[str, dict[str, Any]]) -> dict[str, float]:
@@ -199,6 +199,6 @@ def check_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
             f"bursts per round trip together ({burst / buffers[d]:.2f} times its "
             f"{buffers[d] / 1e3:.1f} KB buffer; the worst, {worst[0]}, "
             f"{worst[1]:.1%} of the time over a {worst[2] * 1e3:.0f} ms RTT), "
-            f"{evidence}: the waits could have moved the result. Run with "
-            "--backend-opt host_nice=-15 or on a quieter machine")
+            f"{evidence}: the waits could have moved the result. Rerun on a quieter "
+            "machine (the tools run at host_nice, default -15)")
     return problems

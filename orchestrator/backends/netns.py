@@ -13,9 +13,9 @@ Options (backend settings, `--backend-opt key=value` on the CLI):
   shared machine a stalled engine idles its links in real time, which no later
   catch-up can undo; the kernel's RT throttling still leaves other processes
   their share of every core.
-- `host_nice`: nice value -20..19 of the flows' tools (xcpperf, iperf3, apps), 0 by
-  default; -15 keeps a shared machine's other work from delaying their ACKs and sends
-  (agents/README.md).
+- `host_nice`: nice value -20..19 of the flows' tools (xcpperf, iperf3, apps) and of
+  their sessions' autogroups, -15 by default: keeps a shared machine's other work from
+  delaying their ACKs and sends (agents/README.md); `host_nice=0` runs them as the agent.
 
 Per-node limits (spec `nodes.NAME.limits`: cpuset, memory) are refused: the processes
 of every node share this machine's cgroups, and a limit silently not applied would make

@@ -1,11 +1,12 @@
 """Agent option host_nice: the flows' tools run at it, every thread, gated or not;
 engines and captures do not.
 
-At nice 0, on a machine shared with other work, XCP at 5 % BDP in hstcp/buffer-sweep
-moved 0.81-0.93 instead of 0.95 at -15 (docs/reproductions.md): the value has to reach
-the tool itself, not a wrapper or only its first thread, and, as every tool leads a
-session of its own, the session's autogroup (without it nice -15 changed nothing on a
-kernel with autogroup: sched(7))."""
+On a machine shared with other work, XCP at 5 % BDP in hstcp/buffer-sweep had its
+clients waiting for a CPU 5.4-6.1 % of the time at nice 0 (flagged unfaithful) and
+2.5-2.9 % at -15 (agents/README.md): the value has to reach the tool itself, not a
+wrapper or only its first thread, and, as every tool leads a session of its own, the
+session's autogroup (without it nice -15 changed nothing on a kernel with autogroup:
+sched(7))."""
 
 from __future__ import annotations
 
