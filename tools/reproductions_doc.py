@@ -500,6 +500,8 @@ class Cell:
     prefix: bool = False
     summary: tuple[str, ...] = ()
     fmt: str = "{:.3f}"
+    # a figure computed from the run (no check states it), shown as returned
+    fn: Callable[[Run], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -515,6 +517,8 @@ class Table:
     values: tuple[str, ...] = ()
     setting: Callable[[Run], str] | None = None
     extra: tuple[tuple[str, Callable[[Run], str]], ...] = ()
+    # which of the experiments' runs the table shows (e.g. one scale); None: all
+    select: Callable[[Run], bool] | None = None
 
 
 def _override(run: Run, path: str) -> str | None:
@@ -554,6 +558,8 @@ def remeasure(run: Run, name: str) -> float | None:
 
 
 def cell_text(run: Run, cell: Cell) -> str:
+    if cell.fn is not None:
+        return cell.fn(run)
     if cell.summary:
         v: Any = run.summary
         for key in cell.summary:
@@ -594,7 +600,8 @@ def table_block(name: str, runs: list[Run]) -> list[str]:
     table = TABLES[name]
     setting = table.setting or _default_setting(table.across)
     mine = sorted((r for r in runs if r.backend != SIMULATED
-                   and r.experiment in table.experiments),
+                   and r.experiment in table.experiments
+                   and (table.select is None or table.select(r))),
                   key=lambda r: (table.experiments.index(r.experiment), r.created))
     last: dict[tuple[str, str, str], Run] = {}
     for r in mine:
@@ -682,32 +689,73 @@ def _share(n: int, who: str = "XCP") -> Cell:
     return Cell(f"{who} share of O, {n} TCP", (f"{n} TCP: {who}",), prefix=True)
 
 
+def _at_scale_1(run: Run) -> bool:
+    """A run at the paper's rates (`--set scale=1`)."""
+    v = _override(run, "scale")
+    return v is not None and _num(v) == 1.0
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _engine_cpu(run: Run) -> str:
+    """The busiest engine's CPU share of a core, and the run's verdict: large n at scale 1
+    is where the two cores stop (docs/reproductions.md "Where the machine stops")."""
+    fid = run.summary.get("fidelity") or {}
+    cpus = [float(e["cpu_fraction"]) for e in (fid.get("engines") or {}).values()
+            if isinstance(e, dict) and isinstance(e.get("cpu_fraction"), (int, float))]
+    problems = [str(p) for p in fid.get("problems") or []]
+    verdict = ("faithful" if fid.get("ok") is True else
+               "UNFAITHFUL: " + problems[0] if problems else "not judged")
+    return (f"{max(cpus):.2f}; " if cpus else "–; ") + verdict
+
+
+# Low's topology: the cells of Fig. 1-3 (both tables of the section use them)
+FIG1_CELLS = (
+    Cell("155 link utilisation from 10 s", (
+        "iXCP fills the 155 link", "iXCP fills the 155 link at n > 4",
+        "XCP under-uses the 155 link")),
+    Cell("100 link utilisation from 10 s", (
+        "the 100 link stays full", "the 100 link stays full under XCP at n >= 256",
+        "the 100 link stays full under iXCP at n >= 256")),
+    Cell("short flow: `maxmin_error` from 10 s", (
+        "iXCP gives the short flow > 90 % of its max-min rate",
+        "iXCP gives the short flow > 90 % of its max-min rate at n > 16",
+        "XCP gives the short flow 24-55 Mb/s",
+        "XCP gives the short flow 24-55 Mb/s at n = 17..255 at the paper's rates",
+        "XCP gives the short flow 24-55 Mb/s at n > 16, scaled down",
+        "XCP gives the short flow 24-55 Mb/s at n >= 256",
+        "XCP gives the short flow 40 % of its max-min rate at large n")),
+    Cell("short flow Mb/s (whole run)", summary=("flows", "short", "throughput_mbps"),
+         fmt="{:.2f}"),
+    Cell("short flow max-min Mb/s", summary=("flows", "short", "maxmin_mbps"),
+         fmt="{:.2f}"),
+    Cell("drops at the 155 link", ("drops negligible at the 155 link",
+                                   "drops negligible at the 155 link, n > 64"), fmt="{:.0f}"),
+    Cell("mean queue at the 155 link, packets (Fig. 3)",
+         summary=("links", "r1->r2", "mean_queue_pkts"), fmt="{:.2f}"),
+)
+
+LARGE_N_COMMAND = ("xcplab run experiments/ixcp/fig1-low.yaml --set scale=1 "
+                   "--set duration=40s --set 'flows[long].parallel={64|256}' "
+                   "--set defaults.router.queue={xcp|ixcp}")
+
 TABLES: dict[str, Table] = {
     # docs/reproductions.md "iXCP (seed 001)", Fig. 1-3: Low's topology over n and scale
-    "ixcp-fig1": Table(("ixcp-fig1-low",), (
-        Cell("155 link utilisation from 10 s", (
-            "iXCP fills the 155 link", "iXCP fills the 155 link at n > 4",
-            "XCP under-uses the 155 link")),
-        Cell("100 link utilisation from 10 s", (
-            "the 100 link stays full", "the 100 link stays full under XCP at n >= 256",
-            "the 100 link stays full under iXCP at n >= 256")),
-        Cell("short flow: `maxmin_error` from 10 s", (
-            "iXCP gives the short flow > 90 % of its max-min rate",
-            "iXCP gives the short flow > 90 % of its max-min rate at n > 16",
-            "XCP gives the short flow 24-55 Mb/s",
-            "XCP gives the short flow 24-55 Mb/s at n = 17..255 at the paper's rates",
-            "XCP gives the short flow 24-55 Mb/s at n > 16, scaled down",
-            "XCP gives the short flow 24-55 Mb/s at n >= 256",
-            "XCP gives the short flow 40 % of its max-min rate at large n")),
-        Cell("short flow Mb/s (whole run)", summary=("flows", "short", "throughput_mbps"),
-             fmt="{:.2f}"),
-        Cell("short flow max-min Mb/s", summary=("flows", "short", "maxmin_mbps"),
-             fmt="{:.2f}"),
-        Cell("drops at the 155 link", ("drops negligible at the 155 link",
-                                       "drops negligible at the 155 link, n > 64"), fmt="{:.0f}"),
-        Cell("mean queue at the 155 link, packets (Fig. 3)",
-             summary=("links", "r1->r2", "mean_queue_pkts"), fmt="{:.2f}"),
-    ), across="defaults.router.queue", values=("xcp", "ixcp")),
+    # below the paper's rates; scale 1 is the next table's
+    "ixcp-fig1": Table(("ixcp-fig1-low",), FIG1_CELLS, across="defaults.router.queue",
+                       values=("xcp", "ixcp"), select=lambda r: not _at_scale_1(r)),
+    # "Large n at the paper's rates (scale 1)": make reproduce's large-n runs
+    # (tests/reproduce/test_reproduce_ixcp.py), long; a pass that skipped them keeps the
+    # page's block
+    "ixcp-large-n": Table(("ixcp-fig1-low",), (
+        *FIG1_CELLS,
+        Cell("busiest engine's CPU (of a core); fidelity", fn=_engine_cpu),
+    ), across="defaults.router.queue", values=("xcp", "ixcp"), select=_at_scale_1),
     # "Fig. 4-5: five bottlenecks in a row"
     "ixcp-fig4": Table(("ixcp-fig4-5hop",), (
         *(Cell(f"link {k} utilisation from 15 s", (f"iXCP fills link {k}",) + (
@@ -835,7 +883,8 @@ def phases_block(runs: list[Run]) -> list[str]:
 def render(runs: list[Run], sweeps: list[Sweep] | None = None) -> dict[str, list[str]]:
     blocks = {"checks": checks_block(runs), "fidelity": fidelity_block(runs)} if runs else {}
     for name, table in TABLES.items():
-        if any(r.experiment in table.experiments and r.backend != SIMULATED for r in runs):
+        if any(r.experiment in table.experiments and r.backend != SIMULATED
+               and (table.select is None or table.select(r)) for r in runs):
             blocks[f"table:{name}"] = table_block(name, runs)
     if phase_runs(runs)[1]:  # runs that recorded flow.csv (a run that died early has none)
         blocks["table:ixcp-fig6-phases"] = phases_block(runs)
