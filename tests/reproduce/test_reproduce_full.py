@@ -160,10 +160,9 @@ def test_wireless_loss_sweep(run_out: Path) -> None:
 
 BUFFER_PROTOCOLS = (("xcp", "xcp"), ("hstcp", "droptail"), ("newreno", "droptail"))
 BUF = "links[bottleneck].buffer"
-# The flows' tools at nice -15 (agents/README.md host_nice): at nice 0 on a machine shared
-# with other work, receivers waiting for a CPU batch their ACKs and XCP at 5 % BDP (an
-# 8-packet buffer) moved 0.81-0.93 instead of 0.95 (docs/reproductions.md, issue 24).
-BUFFER_BACKEND_OPTS = ("host_nice=-15",)
+# The flows' tools run at the agent's default host_nice (-15, with their sessions'
+# autogroups: agents/README.md); on a machine shared with other work the small-buffer
+# points are judged by fidelity's host-burst rule (analysis/host_procs.check_host_bursts).
 
 
 @pytest.fixture(scope="module")
@@ -173,8 +172,7 @@ def buffer_sweeps(module_run_out: Path) -> dict[str, list[dict[str, str]]]:
     out = module_run_out / "buffer-sweeps"
     return {proto: run_sweep("hstcp/buffer-sweep.yaml", out / proto, [
         f"defaults.flow.proto={proto}", f"defaults.router.queue={queue}",
-        f"{BUF}={','.join(BUFFERS)}"], repeat=1, timeout_s=3000,
-        backend_opts=BUFFER_BACKEND_OPTS)
+        f"{BUF}={','.join(BUFFERS)}"], repeat=1, timeout_s=3000)
         for proto, queue in BUFFER_PROTOCOLS}
 
 
