@@ -65,11 +65,19 @@ def _group_niced(pid: int, nice: int) -> None:
     got the same CPU as another session's compiler at nice 0 (two spinners pinned to
     one CPU, each in a session of its own: 0.62 / 0.62 s of 1.25 s; with the group's
     nice set, 1.22 / 0.03 s). The group's nice (/proc/PID/autogroup) weighs it against
-    the other groups. A kernel without autogroup has no such file: nice alone counts."""
+    the other groups.
+
+    A kernel built without autogroup (no /proc/self/autogroup) has no groups to weigh:
+    the threads' nice alone counts there, so nothing is written. With autogroup, a tool
+    whose file is gone has already ended (its exit is the process table's to report).
+    Any other failure to write is an error: the tool would run without the CPU share
+    host_nice promises."""
+    if not Path("/proc/self/autogroup").exists():
+        return  # CONFIG_SCHED_AUTOGROUP off: nice (set by _niced) is the tool's whole weight
     try:
         Path(f"/proc/{pid}/autogroup").write_text(str(nice))
-    except FileNotFoundError:
-        return  # no autogroup in this kernel, or the process already ended
+    except (FileNotFoundError, ProcessLookupError):
+        return  # the tool ended before its group could be set
     except OSError as e:
         raise BackendError(node="(agent)", cmd=f"write /proc/{pid}/autogroup", rc=None,
                            stderr=f"host_nice={nice}: the tool's session cannot be given "
@@ -251,14 +259,15 @@ class ProcessTable:
             finally:
                 if out_file:
                     out_file.close()
-        if self.tool_nice != 0 and spec.kind in TOOL_KINDS:
-            _group_niced(popen.pid, self.tool_nice)
         st = proc_starttime(popen.pid)
         rec = ProcRecord(key=spec.key, pid=popen.pid, starttime=st or 0, argv=list(spec.argv),
                          ns=spec.ns)
         self.state.add_process(rec, self.state_root)
         run = Running(spec, popen, rec, out_path, err_path)
         self.running[spec.key] = run
+        if self.tool_nice != 0 and spec.kind in TOOL_KINDS:
+            # after recording it: if this raises, teardown (or xcplab clean) still stops it
+            _group_niced(popen.pid, self.tool_nice)
         return run
 
     def stop(self, key: str, grace_s: float = 2.0) -> int | None:

@@ -94,3 +94,21 @@ def test_default_leaves_tools_at_the_agents_nice(tmp_path: Path) -> None:
         assert _group_nice(run.popen.pid) in (None, 0)
     finally:
         procs.stop_all(grace_s=1.0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="kernel without autogroup")
+def test_a_group_nice_that_cannot_be_set_is_an_error_and_the_tool_is_still_stopped(
+        tmp_path: Path) -> None:
+    # 25 is outside the kernel's -20..19 (the contract refuses it; here it makes the
+    # autogroup write fail for real): the error names the value, and the tool, already
+    # started, is in the process table, so teardown stops it (it leaked before)
+    from xcplab_contract.errors import BackendError
+    procs = _table(tmp_path, 25)
+    try:
+        with pytest.raises(BackendError, match="host_nice=25"):
+            procs.start(ProcSpec("c", None, _THREADED, "client"))
+        run = procs.running["c"]
+        assert run.popen.poll() is None and run.record.pid == run.popen.pid
+    finally:
+        procs.stop_all(grace_s=1.0)
+    assert run.popen.poll() is not None
