@@ -385,6 +385,25 @@ TEST(IxcpController, ClippedClaimCountsTheFlowAsMatching) {
   EXPECT_NEAR(ctl.ixcp_counters().clipped_as_matching_sum, 350 + 110 - 7000.0 / 1.1e4 * 100, 0.01);
   EXPECT_EQ(ctl.ixcp_counters().clipped_h_sum, 300);
   EXPECT_NEAR(ctl.ixcp_counters().clipped_rate_ratio_sum, 0.1, 1e-12);
+  // A flow with a window of two packets (2e4 B/s, w = 5e-3) counted as
+  // matching (y0 9.8e5, Ss_m 1.02e5; h = 6 200, split 0.49) would get
+  //   p' = 6 200/(0.1·0.2)·w = 1 550, n' = 6 200/(0.1·1.02e5)·100 = 60.8,
+  //   spare 2 040/(0.1·0.2)·w = 510:  1 999.2 B;
+  // here spare-only 2e4·w = 100 B. A request of 1 500 B, more than a packet
+  // per packet (the window more than doubling in a round trip: an access
+  // port's spare, Low at n = 256), is not a congested hop's share: not
+  // claimed (the law before claimed it). 900 B: claimed.
+  auto doubling = make_ixcp_packet(1000, 2000, 100000, 1500, kOther, kOther);
+  ctl.on_departure(*doubling);
+  EXPECT_EQ(wire_feedback(*doubling), 100);
+  EXPECT_EQ(wire_next_bottleneck_id(*doubling), kOther);
+  EXPECT_EQ(ctl.ixcp_counters().clipped_claims, 1u);
+  auto small = make_ixcp_packet(1000, 2000, 100000, 900, kOther, kOther);
+  ctl.on_departure(*small);
+  EXPECT_EQ(wire_next_bottleneck_id(*small), kOurs);
+  EXPECT_EQ(ctl.ixcp_counters().clipped_claims, 2u);
+  EXPECT_NEAR(ctl.ixcp_counters().clipped_as_matching_sum - (350 + 110 - 7000.0 / 1.1e4 * 100),
+              1550 + 510 - 6200.0 / 1.02e4 * 100, 0.01);
 }
 
 TEST(IxcpLaw, ElseBranchBooksTheDifferenceOverBothPoolSets) {
