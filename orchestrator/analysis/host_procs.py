@@ -120,16 +120,31 @@ def host_wait_warnings(st: dict[str, dict[str, Any]], th: HostThresholds) -> lis
             "(default -15) if it was raised, give the tools the CPU first"]
 
 
+def _flows_of(key: str) -> tuple[list[str] | None, str]:
+    """(the flows a process serves, its role) from its process-table key: "f1.client",
+    a group "f1+f2.server" (agents/share.group_key); None for a group named by its first
+    flow and a count ("f1+41more.client": its members are not in the key)."""
+    flow, _, role = key.rpartition(".")
+    ids = flow.split("+")
+    if not flow or (len(ids) > 1 and ids[-1].endswith("more") and ids[-1][:-4].isdigit()):
+        return None, role
+    return ids, role
+
+
 def flow_wait_fractions(st: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Per flow, the share of the time its tools (client and server, every thread)
     were runnable but waiting for a CPU, summed: a late sender delays the data, a late
-    receiver the ACKs that clock the sender, so both ends' waits reach the flow."""
+    receiver the ACKs that clock the sender, so both ends' waits reach the flow. A
+    process that serves several flows (a client or server group) delays each of them:
+    each gets its whole wait. Unsampled (NaN) tools and groups whose members the key
+    does not name are left out (host_burst_warnings says so)."""
     out: dict[str, float] = {}
     for key, v in st.items():
-        flow, _, role = key.rpartition(".")
+        ids, role = _flows_of(key)
         w = v.get("wait_fraction")
-        if flow and role in ("client", "server") and isinstance(w, float) and w == w:
-            out[flow] = out.get(flow, 0.0) + w
+        if ids and role in ("client", "server") and isinstance(w, float) and w == w:
+            for f in ids:
+                out[f] = out.get(f, 0.0) + w
     return out
 
 
@@ -137,6 +152,15 @@ def check_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
                       paths: dict[str, list[str]], buffers: dict[str, float],
                       utilization: dict[str, float], rtts_s: dict[str, float], *,
                       tolerance: float) -> list[str]:
+    """The problems of judge_host_bursts."""
+    return judge_host_bursts(st, flows, paths, buffers, utilization, rtts_s,
+                             tolerance=tolerance)[0]
+
+
+def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, Any]],
+                      paths: dict[str, list[str]], buffers: dict[str, float],
+                      utilization: dict[str, float], rtts_s: dict[str, float], *,
+                      tolerance: float) -> tuple[list[str], list[str]]:
     """Could the flow tools' waits for a CPU have moved the result? Per link direction.
 
     schedstat gives the total of a tool's waits, not each wait. A window-based flow
@@ -165,17 +189,31 @@ def check_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
         for a, b in zip(path, path[1:], strict=False):
             if f"{a}->{b}" in buffers:
                 crossing.setdefault(f"{a}->{b}", []).append(f)
-    problems = []
+    # groups named by a count ("f1+41more.client"): whose waits they are is not known
+    unnamed = sorted(k for k in st if _flows_of(k)[0] is None
+                     and _flows_of(k)[1] in ("client", "server"))
+    # at most, such a process delays every flow crossing a direction by its whole wait
+    unnamed_w = sum(w for k in unnamed
+                    if isinstance(w := st[k].get("wait_fraction"), float) and w == w)
+    problems: list[str] = []
+    warnings: list[str] = []
     for d, fs in sorted(crossing.items()):
-        parts = []
+        parts, unknown = [], []
+        window = 0.0  # the crossing flows' bytes per round trip (rate x RTT)
         for f in fs:
-            fl, w, rtt = flows.get(f) or {}, waits.get(f, 0.0), rtts_s.get(f)
+            fl, w, rtt = flows.get(f) or {}, waits.get(f), rtts_s.get(f)
             thr = fl.get("throughput_mbps")
-            if w > 0 and rtt and isinstance(thr, float) and thr == thr and thr > 0:
+            if not (isinstance(thr, float) and thr == thr and thr > 0):
+                continue  # moved nothing: no bursts
+            if not rtt:
+                unknown.append(f)
+                continue
+            window += thr * 1e6 / 8 * rtt
+            if w is None:
+                unknown.append(f)
+            elif w > 0:
                 parts.append((f, w, rtt, thr * 1e6 / 8 * w * rtt))
         burst = sum(p[3] for p in parts)
-        if not parts or burst <= buffers[d]:
-            continue
         short = []
         for f in fs:
             fl = flows.get(f) or {}
@@ -192,13 +230,31 @@ def check_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
         elif not known and isinstance(util, float) and util == util and util < 1 - tolerance:
             evidence = f"and the link carried {util:.3f} of its capacity"
         else:
-            continue
-        worst = max(parts, key=lambda p: p[3])
-        problems.append(
-            f"hosts: {d}: its flows' tools waited for a CPU up to {burst / 1e3:.1f} KB of "
-            f"bursts per round trip together ({burst / buffers[d]:.2f} times its "
-            f"{buffers[d] / 1e3:.1f} KB buffer; the worst, {worst[0]}, "
-            f"{worst[1]:.1%} of the time over a {worst[2] * 1e3:.0f} ms RTT), "
-            f"{evidence}: the waits could have moved the result. Rerun on a quieter "
-            "machine (the tools run at host_nice, default -15)")
-    return problems
+            continue  # the result shows nothing the waits could explain
+        if parts and burst > buffers[d]:
+            worst = max(parts, key=lambda p: p[3])
+            problems.append(
+                f"hosts: {d}: its flows' tools waited for a CPU up to {burst / 1e3:.1f} KB of "
+                f"bursts per round trip together ({burst / buffers[d]:.2f} times its "
+                f"{buffers[d] / 1e3:.1f} KB buffer; the worst, {worst[0]}, "
+                f"{worst[1]:.1%} of the time over a {worst[2] * 1e3:.0f} ms RTT), "
+                f"{evidence}: the waits could have moved the result. Rerun on a quieter "
+                "machine (the tools run at host_nice, default -15)")
+        elif st and (unknown or burst + unnamed_w * window > buffers[d]):
+            # absence of evidence: the flows fell short, and the waits of some of them
+            # (tools sampled fewer than twice, no RTT, a group key without its members)
+            # are not known, so "their bursts fit the buffer" is not shown
+            named = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more"
+                                              if len(unknown) > 5 else "")
+            whose = (f"the CPU waits of {named} are not known (no two samples of their "
+                     "tools, or no RTT)" if unknown else "")
+            if unnamed and burst + unnamed_w * window > buffers[d]:
+                whose += ("; " if whose else "") + (
+                    f"the waits of {', '.join(unnamed[:3])} could not be given to their "
+                    "flows (the key does not name them)")
+            warnings.append(
+                f"hosts: {d}: {evidence.removeprefix('and ')}, and {whose}: the "
+                f"host-burst check counted {burst / 1e3:.1f} KB of bursts against the "
+                f"{buffers[d] / 1e3:.1f} KB buffer without them, so it cannot say the "
+                "waits did not move the result")
+    return problems, warnings

@@ -33,10 +33,10 @@ from orchestrator.analysis.fidelity import (
 )
 from orchestrator.analysis.flows import split_flows, summarize_flows
 from orchestrator.analysis.host_procs import (
-    check_host_bursts,
     check_hosts,
     host_stats,
     host_wait_warnings,
+    judge_host_bursts,
 )
 from orchestrator.analysis.jain import jain_index
 from orchestrator.analysis.links import LinkData, summarize_links
@@ -147,12 +147,13 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_hosts(m.procs, th.hosts,
                             expected=status == "completed" and bool(flows) and not simulated)
     hosts = host_stats(m.procs)
-    problems += check_host_bursts(
+    burst_problems, burst_warnings = judge_host_bursts(
         hosts, flows, {f: ctx.flow_path(f) for f in flows}, ctx.buffers_bytes(),
         {d: float(v["utilization"]) for d, v in links.items()
          if isinstance(v, dict) and isinstance(v.get("utilization"), (int, float))},
         {f: rtt for f in flows if (rtt := _flow_rtt_s(flows[f], ctx.flow_rtt_s(f)))},
         tolerance=th.rate_tolerance)
+    problems += burst_problems
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
     problems += check_sampling({"link": m.link, "flow": m.flow, "engine": m.engine,
@@ -161,7 +162,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     extra = dict(extra or {})
     skew_problems, warnings = check_start_skew((extra.get("deploy") or {}).get("cluster"), th)
     problems += skew_problems
-    warnings += host_wait_warnings(hosts, th.hosts)
+    warnings += burst_warnings + host_wait_warnings(hosts, th.hosts)
     dropped = extra.get("influx_points_dropped")
     if isinstance(dropped, int) and dropped > 0:
         # Not an emulation fault: the numbers stand and are judged, but the live
