@@ -33,7 +33,8 @@ class HostThresholds:
     # Warned about: a tool that waited for a CPU longer than it ran, and over 2 % of
     # the run. Each wait was short (under the bound above) but there were many. Whether
     # they moved the result depends on the buffer the flows' bursts meet; that is judged
-    # by check_host_bursts, this warning names the waits where it could not judge them.
+    # by judge_host_bursts. This warning names such waits whatever that verdict (on a
+    # run it passed, they were not enough to explain the result).
     warn_wait_fraction: float = 0.02
 
 
