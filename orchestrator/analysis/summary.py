@@ -152,7 +152,9 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         {d: float(v["utilization"]) for d, v in links.items()
          if isinstance(v, dict) and isinstance(v.get("utilization"), (int, float))},
         {f: rtt for f in flows if (rtt := _flow_rtt_s(flows[f], ctx.flow_rtt_s(f)))},
-        tolerance=th.rate_tolerance)
+        tolerance=th.rate_tolerance,
+        kernel=frozenset(str(f.get("id")) for f in ctx.plan.get("flows") or []
+                         if isinstance(f, dict) and f.get("tool") == "iperf3"))
     problems += burst_problems
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
