@@ -152,17 +152,18 @@ def flow_wait_fractions(st: dict[str, dict[str, Any]]) -> dict[str, float]:
 def check_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, Any]],
                       paths: dict[str, list[str]], buffers: dict[str, float],
                       utilization: dict[str, float], rtts_s: dict[str, float], *,
-                      tolerance: float, kernel: frozenset[str] = frozenset()) -> list[str]:
+                      tolerance: float, kernel: frozenset[str] = frozenset(),
+                      apps: frozenset[str] = frozenset()) -> list[str]:
     """The problems of judge_host_bursts."""
     return judge_host_bursts(st, flows, paths, buffers, utilization, rtts_s,
-                             tolerance=tolerance, kernel=kernel)[0]
+                             tolerance=tolerance, kernel=kernel, apps=apps)[0]
 
 
 def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, Any]],
                       paths: dict[str, list[str]], buffers: dict[str, float],
                       utilization: dict[str, float], rtts_s: dict[str, float], *,
-                      tolerance: float, kernel: frozenset[str] = frozenset()
-                      ) -> tuple[list[str], list[str]]:
+                      tolerance: float, kernel: frozenset[str] = frozenset(),
+                      apps: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     """Could the flow tools' waits for a CPU have moved the result? Per link direction.
 
     schedstat gives the total of a tool's waits, not each wait. A window-based flow
@@ -177,7 +178,9 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
     has a max-min rate, the direction's utilisation below 1 - tolerance. Both: a
     problem. Flows in `kernel` (iperf3: the kernel's TCP/UDP) release no such bursts: the
     kernel acknowledges and sends from the socket buffer while the tool waits (reasoned
-    from the stack, not measured), so their tools' waits are not counted. A flow that
+    from the stack, not measured), so their tools' waits are not counted. Flows in
+    `apps` (app: flows) are carried by the xcp-stackd of each end host ("stackd.HOST"):
+    its waits are theirs, not the app programs'. A flow that
     got its share, or waits whose bursts fit the buffer, left no room for the waits to
     explain the result.
 
@@ -189,6 +192,16 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
     1.50 buffers, 0.926, flagged. Of 152 recorded runs under runs/reproduce, 6 more are
     flagged, all at nice 0 with buffers of 10 % BDP or less."""
     waits = flow_wait_fractions(st)
+    stackd = {k.removeprefix("stackd."): w for k, v in st.items() if k.startswith("stackd.")
+              and isinstance(w := v.get("wait_fraction"), float) and w == w}
+    for f in apps:
+        path = paths.get(f) or []
+        ends = [stackd[h] for h in (path[:1] + path[-1:] if len(path) > 1 else path)
+                if h in stackd]
+        if ends:
+            waits[f] = sum(ends)
+        else:
+            waits.pop(f, None)  # its stack daemons unsampled: not known
     crossing: dict[str, list[str]] = {}
     for f, path in paths.items():
         for a, b in zip(path, path[1:], strict=False):

@@ -98,6 +98,12 @@ def measure_run(run_dir: Path) -> MeasuredRun:
                        load_fct(run_dir) if ctx.web_objects() else None)
 
 
+def _flows_run_by(ctx: RunContext, tool: str) -> frozenset[str]:
+    """The ids of the plan's flows whose tool is `tool` (xcpperf, iperf3, app)."""
+    return frozenset(str(f.get("id")) for f in ctx.plan.get("flows") or []
+                     if isinstance(f, dict) and f.get("tool") == tool)
+
+
 def _flow_rtt_s(flow: dict[str, Any], planned_s: float | None) -> float | None:
     """The flow's measured smoothed RTT (queueing included), else its planned one."""
     srtt = flow.get("srtt_mean_ms")
@@ -153,8 +159,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
          if isinstance(v, dict) and isinstance(v.get("utilization"), (int, float))},
         {f: rtt for f in flows if (rtt := _flow_rtt_s(flows[f], ctx.flow_rtt_s(f)))},
         tolerance=th.rate_tolerance,
-        kernel=frozenset(str(f.get("id")) for f in ctx.plan.get("flows") or []
-                         if isinstance(f, dict) and f.get("tool") == "iperf3"))
+        kernel=_flows_run_by(ctx, "iperf3"), apps=_flows_run_by(ctx, "app"))
     problems += burst_problems
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())

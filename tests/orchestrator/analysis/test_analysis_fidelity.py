@@ -569,15 +569,15 @@ def test_host_waits_are_judged_by_the_buffer_their_bursts_meet_and_the_flows_sha
     assert _sweep_point(0.04, 9.8) == []
 
 
-def _sweep_grouped(st: dict[str, dict[str, float]], kernel: frozenset[str] = frozenset()
-                   ) -> tuple[list[str], list[str]]:
+def _sweep_grouped(st: dict[str, dict[str, float]], kernel: frozenset[str] = frozenset(),
+                   apps: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     """_sweep_point's 4 flows at 0.82 of their share (9.8 of 11.9 Mb/s), tools as `st`."""
     flows = {f"f{i}": {"throughput_mbps": 9.8, "maxmin_mbps": 11.866, "srtt_mean_ms": 29.5}
              for i in range(1, 5)}
     return judge_host_bursts(st, flows, {f: ["h", "r1", "r2", "d"] for f in flows},
                              {"r1->r2": 12_500.0}, {"r1->r2": 9.8 * 4 / 50},
                              {f: 0.0295 for f in flows}, tolerance=Thresholds().rate_tolerance,
-                             kernel=kernel)
+                             kernel=kernel, apps=apps)
 
 
 def test_a_tool_serving_several_flows_delays_each_and_unknown_waits_are_not_no_problem():
@@ -594,6 +594,15 @@ def test_a_tool_serving_several_flows_delays_each_and_unknown_waits_are_not_no_p
     kernel = frozenset({"f1", "f2", "f3", "f4"})
     assert _sweep_grouped(grouped, kernel) == ([], [])
     assert _sweep_grouped(grouped, frozenset({"f4"})) == ([], [])
+    # app: flows: their transport is each end's xcp-stackd ("stackd.h", "stackd.d"),
+    # whose waits (4.7 % each end) are theirs; the app programs' own are not counted
+    apps = frozenset({"f1", "f2", "f3", "f4"})
+    stacks = {"stackd.h": {"wait_fraction": 0.047}, "stackd.d": {"wait_fraction": 0.047},
+              **{f"f{i}.client": {"wait_fraction": 0.5} for i in range(1, 5)}}
+    found, warned = _sweep_grouped(stacks, apps=apps)
+    assert len(found) == 1 and "(1.09 times its 12.5 KB buffer" in found[0], (found, warned)
+    found, warned = _sweep_grouped({"f1.client": {"wait_fraction": 0.5}}, apps=apps)
+    assert found == [] and "the CPU waits of f1, f2, f3, f4 are not known" in warned[0], warned
     # a group named by its first flow and a count does not say whose waits they are, and
     # a server sampled once has NaN: the flows fell short, their waits are not all known:
     # a warning naming them, not silence. The group's 6 % on all 4 flows (at most) is
