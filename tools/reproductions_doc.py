@@ -531,8 +531,11 @@ def _override(run: Run, path: str) -> str | None:
 
 def _default_setting(across: str) -> Callable[[Run], str]:
     def setting(run: Run) -> str:
-        rest = [re.sub(r"^.*\.", "", re.sub(r"\[.*?\]", "", o.partition("=")[0])) + "="
-                + o.partition("=")[2] for o in run.overrides if o.partition("=")[0] != across]
+        # One setting whatever order the overrides were given in (`--set a --set b` and
+        # `--set b --set a` are the same run); a path set twice keeps its last value.
+        last = {k: v for k, _, v in (o.partition("=") for o in run.overrides) if k != across}
+        rest = [re.sub(r"^.*\.", "", re.sub(r"\[.*?\]", "", k)) + "=" + last[k]
+                for k in sorted(last)]
         return ", ".join(rest) or "as the spec"
     return setting
 
