@@ -99,7 +99,7 @@ def write_run(root: Path, s: Synth) -> Path:
 
     none = {"model": "none", "p": 0.0}
     lossy = {"model": "bernoulli", "p": s.configured_loss} if s.configured_loss else none
-    plan_links = []
+    plan_links: list[dict[str, Any]] = []
     for a, b, cap in (("h1", "R1", 1e8), ("h2", "R1", 1e8), ("R1", "R2", CAP), ("R2", "h3", 1e8)):
         loss = lossy if (a, b) == ("R1", "R2") else none
         plan_links.append({"id": f"{a}-{b}", "a": {"node": a}, "b": {"node": b},
