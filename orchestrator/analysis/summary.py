@@ -98,10 +98,10 @@ def measure_run(run_dir: Path) -> MeasuredRun:
                        load_fct(run_dir) if ctx.web_objects() else None)
 
 
-def _flows_run_by(ctx: RunContext, tool: str) -> frozenset[str]:
-    """The ids of the plan's flows whose tool is `tool` (xcpperf, iperf3, app)."""
-    return frozenset(str(f.get("id")) for f in ctx.plan.get("flows") or []
-                     if isinstance(f, dict) and f.get("tool") == tool)
+def _flows_run_by(ctx: RunContext, tool: str) -> list[str]:
+    """The ids of the plan's flows whose tool is `tool` (xcpperf, iperf3, app), in plan order."""
+    return [str(f.get("id")) for f in ctx.plan.get("flows") or []
+            if isinstance(f, dict) and f.get("tool") == tool]
 
 
 def _flow_rtt_s(flow: dict[str, Any], planned_s: float | None) -> float | None:
@@ -153,13 +153,14 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     problems += check_hosts(m.procs, th.hosts,
                             expected=status == "completed" and bool(flows) and not simulated)
     hosts = host_stats(m.procs)
+    apps = _flows_run_by(ctx, "app")
     burst_problems, burst_warnings = judge_host_bursts(
         hosts, flows, {f: ctx.flow_path(f) for f in flows}, ctx.buffers_bytes(),
         {d: float(v["utilization"]) for d, v in links.items()
          if isinstance(v, dict) and isinstance(v.get("utilization"), (int, float))},
         {f: rtt for f in flows if (rtt := _flow_rtt_s(flows[f], ctx.flow_rtt_s(f)))},
         tolerance=th.rate_tolerance,
-        kernel=_flows_run_by(ctx, "iperf3"), apps=_flows_run_by(ctx, "app"))
+        kernel=frozenset(_flows_run_by(ctx, "iperf3")), apps=frozenset(apps))
     problems += burst_problems
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
@@ -179,8 +180,6 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
 
     web = ctx.web_objects()
     fct_rows = measured.fct
-    apps = [str(f.get("id")) for f in ctx.plan.get("flows") or []
-            if isinstance(f, dict) and f.get("tool") == "app"]
     ev = measured.evaluator()
     summary: dict[str, Any] = {
         "run": run_dir.name,
@@ -206,7 +205,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         **({"web": summarize_fct(fct_rows, web, ctx.ideal_fct(list(web)))}
            if fct_rows is not None else {}),
         # app flows: the client's completion, exit status and bytes (analysis/apps.py)
-        **({"apps": summarize_apps(load_fct(run_dir), m.event, apps)} if apps else {}),
+        **({"apps": summarize_apps(fct_rows if fct_rows is not None else load_fct(run_dir),
+                                       m.event, apps)} if apps else {}),
         "metrics_missing": m.missing,
         "metrics_notes": m.notes,
     }
