@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.share import group_key
+from xcplab_contract.agent import group_key
 from xcplab_contract.plan import Flow, Plan
 
 MAX_JOBS = 16  # host-image/src/app/options.hh kMaxJobs

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.share import group_key
+from xcplab_contract.agent import group_key
 from xcplab_contract.plan import Flow
 
 # xcpperf's bound on a server's ports (host-image/src/app/options.hh kMaxServerPorts).

@@ -77,20 +77,6 @@ class ProcSpec:
     env: tuple[tuple[str, str], ...] = ()
 
 
-# Longest process key built by joining flow ids; longer groups are named by their first
-# flow and a count (the key names the process's log files).
-MAX_GROUP_KEY_CHARS = 100
-
-
-def group_key(flow_ids: list[str], role: str) -> str:
-    """The process key of one process serving FLOW_IDS as ROLE ("server", "client"):
-    "f1.server" alone, "f1+f2+f3.server" for a group, "f1+41more.server" when long."""
-    joined = "+".join(flow_ids)
-    if len(joined) > MAX_GROUP_KEY_CHARS:
-        joined = f"{flow_ids[0]}+{len(flow_ids) - 1}more"
-    return f"{joined}.{role}"
-
-
 @dataclass
 class Share:
     run_id: str

@@ -15,6 +15,34 @@ from xcplab_contract.errors import OptionError
 # Request verbs, in the order `agents.main` lists them when refusing an unknown one.
 COMMANDS = ("apply", "start", "stop", "exec", "destroy", "clean", "runs", "ping")
 
+# -- process keys (the agent's process table, procs.csv's `proc` column) -------------
+# A flow tool's key names the flows it serves and its role; the agent writes it
+# (agents/client_groups.py, server_groups.py) and the analysis reads it back
+# (orchestrator/analysis/host_procs.py). Longest key built by joining flow ids; longer
+# groups are named by their first flow and a count (the key also names the process's
+# log files).
+MAX_GROUP_KEY_CHARS = 100
+
+
+def group_key(flow_ids: list[str], role: str) -> str:
+    """The process key of one process serving FLOW_IDS as ROLE ("server", "client"):
+    "f1.server" alone, "f1+f2+f3.server" for a group, "f1+41more.server" when long."""
+    joined = "+".join(flow_ids)
+    if len(joined) > MAX_GROUP_KEY_CHARS:
+        joined = f"{flow_ids[0]}+{len(flow_ids) - 1}more"
+    return f"{joined}.{role}"
+
+
+def group_key_flows(key: str) -> tuple[list[str] | None, str]:
+    """group_key's inverse: (the flows, the role) of a process key; the flows are None
+    for a key named by its first flow and a count, whose members the key does not hold."""
+    flow, _, role = key.rpartition(".")
+    ids = flow.split("+")
+    if not flow or (len(ids) > 1 and ids[-1].endswith("more") and ids[-1][:-4].isdigit()):
+        return None, role
+    return ids, role
+
+
 # -- options (`xcplab run --backend-opt KEY=VALUE`, handed to `apply`) -----------------
 ROUTER_MODES = ("engine", "kernel")
 ENGINE_PER = ("machine", "router")

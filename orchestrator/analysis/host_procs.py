@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from xcplab_contract.agent import group_key_flows
+
 
 @dataclass(frozen=True)
 class HostThresholds:
@@ -121,17 +123,6 @@ def host_wait_warnings(st: dict[str, dict[str, Any]], th: HostThresholds) -> lis
             "(default -15) if it was raised, give the tools the CPU first"]
 
 
-def _flows_of(key: str) -> tuple[list[str] | None, str]:
-    """(the flows a process serves, its role) from its process-table key: "f1.client",
-    a group "f1+f2.server" (agents/share.group_key); None for a group named by its first
-    flow and a count ("f1+41more.client": its members are not in the key)."""
-    flow, _, role = key.rpartition(".")
-    ids = flow.split("+")
-    if not flow or (len(ids) > 1 and ids[-1].endswith("more") and ids[-1][:-4].isdigit()):
-        return None, role
-    return ids, role
-
-
 def flow_wait_fractions(st: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Per flow, the share of the time its tools (client and server, every thread)
     were runnable but waiting for a CPU, summed: a late sender delays the data, a late
@@ -141,7 +132,7 @@ def flow_wait_fractions(st: dict[str, dict[str, Any]]) -> dict[str, float]:
     does not name are left out (host_burst_warnings says so)."""
     out: dict[str, float] = {}
     for key, v in st.items():
-        ids, role = _flows_of(key)
+        ids, role = group_key_flows(key)
         w = v.get("wait_fraction")
         if ids and role in ("client", "server") and isinstance(w, float) and w == w:
             for f in ids:
@@ -208,8 +199,8 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
             if f"{a}->{b}" in buffers:
                 crossing.setdefault(f"{a}->{b}", []).append(f)
     # groups named by a count ("f1+41more.client"): whose waits they are is not known
-    unnamed = sorted(k for k in st if _flows_of(k)[0] is None
-                     and _flows_of(k)[1] in ("client", "server"))
+    unnamed = sorted(k for k in st if group_key_flows(k)[0] is None
+                     and group_key_flows(k)[1] in ("client", "server"))
     # at most, such a process delays every flow crossing a direction by its whole wait
     unnamed_w = sum(w for k in unnamed
                     if isinstance(w := st[k].get("wait_fraction"), float) and w == w)

@@ -106,3 +106,17 @@ def test_objects_flows_group_only_when_nothing_addresses_them_alone() -> None:
     plan = make_plan(load_spec_text(stopped, "web.yaml"), "web-20260101T000000-0000")
     assert [[f.id for f in g.flows] for g in client_groups(plan, list(plan.flows))] == \
         [["a", "c"]]
+
+
+def test_the_process_key_names_its_flows_back_to_the_analysis() -> None:
+    """The agent writes a group's key, the analysis reads the flows back from procs.csv
+    (orchestrator/analysis/host_procs.py): one format, one inverse, in the contract."""
+    from xcplab_contract.agent import MAX_GROUP_KEY_CHARS, group_key, group_key_flows
+
+    assert group_key_flows(group_key(["f1"], "server")) == (["f1"], "server")
+    assert group_key_flows(group_key(["a1", "a2", "b1"], "client")) == (["a1", "a2", "b1"],
+                                                                        "client")
+    many = [f"flow{i}" for i in range(MAX_GROUP_KEY_CHARS)]
+    assert group_key(many, "server") == f"flow0+{len(many) - 1}more.server"
+    assert group_key_flows(group_key(many, "server")) == (None, "server")
+    assert group_key_flows("engine-local")[0] is None  # not a flow tool
