@@ -520,6 +520,11 @@ class Table:
     # which of the experiments' runs the table shows (e.g. one scale); None: all
     select: Callable[[Run], bool] | None = None
 
+    def shows(self, run: Run) -> bool:
+        """An emulated single run of the table's experiments that `select` keeps."""
+        return (run.backend != SIMULATED and run.experiment in self.experiments
+                and (self.select is None or self.select(run)))
+
 
 def _override(run: Run, path: str) -> str | None:
     for o in run.overrides:
@@ -602,9 +607,7 @@ def table_block(name: str, runs: list[Run]) -> list[str]:
     run of a setting counts (run_spec reruns a flagged run: the earlier is superseded)."""
     table = TABLES[name]
     setting = table.setting or _default_setting(table.across)
-    mine = sorted((r for r in runs if r.backend != SIMULATED
-                   and r.experiment in table.experiments
-                   and (table.select is None or table.select(r))),
+    mine = sorted((r for r in runs if table.shows(r)),
                   key=lambda r: (table.experiments.index(r.experiment), r.created))
     last: dict[tuple[str, str, str], Run] = {}
     for r in mine:
@@ -886,8 +889,7 @@ def phases_block(runs: list[Run]) -> list[str]:
 def render(runs: list[Run], sweeps: list[Sweep] | None = None) -> dict[str, list[str]]:
     blocks = {"checks": checks_block(runs), "fidelity": fidelity_block(runs)} if runs else {}
     for name, table in TABLES.items():
-        if any(r.experiment in table.experiments and r.backend != SIMULATED
-               and (table.select is None or table.select(r)) for r in runs):
+        if any(table.shows(r) for r in runs):
             blocks[f"table:{name}"] = table_block(name, runs)
     if phase_runs(runs)[1]:  # runs that recorded flow.csv (a run that died early has none)
         blocks["table:ixcp-fig6-phases"] = phases_block(runs)
