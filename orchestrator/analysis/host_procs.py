@@ -10,6 +10,7 @@ waiting for a CPU (the kernel's scheduling delay, /proc/<pid>/task/*/schedstat).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,7 +155,10 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
                       paths: dict[str, list[str]], buffers: dict[str, float],
                       utilization: dict[str, float], rtts_s: dict[str, float], *,
                       tolerance: float, kernel: frozenset[str] = frozenset(),
-                      apps: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
+                      apps: frozenset[str] = frozenset(),
+                      buffer_notes: Mapping[str, str] | None = None,
+                      unknown_buffers: Mapping[str, str] | None = None,
+                      ) -> tuple[list[str], list[str]]:
     """Could the flow tools' waits for a CPU have moved the result? Per link direction.
 
     schedstat gives the total of a tool's waits, not each wait. A window-based flow
@@ -175,6 +179,12 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
     got its share, or waits whose bursts fit the buffer, left no room for the waits to
     explain the result.
 
+    `buffers` is each direction's queue limit while its flows ran, the smallest when the
+    timeline changes it (RunContext.buffers_bytes; `buffer_notes` says so beside it);
+    a direction in `unknown_buffers` (whose limit the plan does not give for part of
+    that time) cannot be judged: where its flows fell short and their tools waited, a
+    warning names it and why, never silence.
+
     hstcp/buffer-sweep, XCP at 5 % BDP (12.5 KB, 4 flows of 5 streams), recorded runs:
     clients waiting 5.2-5.7 % of the time, 1.35-1.45 buffers of burst, 0.82 of capacity
     (2026-11-27 18:41, flagged now); 1.9-2.1 %, 0.60 buffers, 0.971 (21:22, a quieter
@@ -193,10 +203,11 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
             waits[f] = sum(ends)
         else:
             waits.pop(f, None)  # its stack daemons unsampled: not known
+    notes, unjudged = buffer_notes or {}, unknown_buffers or {}
     crossing: dict[str, list[str]] = {}
     for f, path in paths.items():
         for a, b in zip(path, path[1:], strict=False):
-            if f"{a}->{b}" in buffers:
+            if f"{a}->{b}" in buffers or f"{a}->{b}" in unjudged:
                 crossing.setdefault(f"{a}->{b}", []).append(f)
     # groups named by a count ("f1+41more.client"): whose waits they are is not known
     unnamed = sorted(k for k in st if group_key_flows(k)[0] is None
@@ -240,12 +251,21 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
             evidence = f"and the link carried {util:.3f} of its capacity"
         else:
             continue  # the result shows nothing the waits could explain
+        if d in unjudged:
+            if parts or unknown or unnamed_w > 0:
+                warnings.append(
+                    f"hosts: {d}: {evidence.removeprefix('and ')}, and its flows' tools "
+                    f"waited for a CPU (up to {burst / 1e3:.1f} KB of bursts per round trip "
+                    f"together), but its buffer while they ran is not known "
+                    f"({unjudged[d]}): the host-burst check cannot judge this direction")
+            continue
+        note = f" ({notes[d]})" if d in notes else ""
         if parts and burst > buffers[d]:
             worst = max(parts, key=lambda p: p[3])
             problems.append(
                 f"hosts: {d}: its flows' tools waited for a CPU up to {burst / 1e3:.1f} KB of "
                 f"bursts per round trip together ({burst / buffers[d]:.2f} times its "
-                f"{buffers[d] / 1e3:.1f} KB buffer; the worst, {worst[0]}, "
+                f"{buffers[d] / 1e3:.1f} KB buffer{note}; the worst, {worst[0]}, "
                 f"{worst[1]:.1%} of the time over a {worst[2] * 1e3:.0f} ms RTT), "
                 f"{evidence}: the waits could have moved the result. Rerun on a quieter "
                 "machine (the tools run at host_nice, default -15)")
@@ -264,6 +284,6 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
             warnings.append(
                 f"hosts: {d}: {evidence.removeprefix('and ')}, and {whose}: the "
                 f"host-burst check counted {burst / 1e3:.1f} KB of bursts against the "
-                f"{buffers[d] / 1e3:.1f} KB buffer without them, so it cannot say the "
+                f"{buffers[d] / 1e3:.1f} KB buffer{note} without them, so it cannot say the "
                 "waits did not move the result")
     return problems, warnings

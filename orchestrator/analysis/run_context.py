@@ -81,6 +81,14 @@ class Direction:
     loss: float | None  # mean configured loss probability
 
 
+@dataclass(frozen=True)
+class Buffers:
+    """Queue limits the host-burst rule judges by (RunContext.buffers_bytes)."""
+    bytes: dict[str, float]  # direction -> bytes
+    notes: dict[str, str]  # direction -> how the timeline changed it (said beside it)
+    unknown: dict[str, str]  # direction -> why its buffer is not known
+
+
 @dataclass
 class RunContext:
     """Facts about the run taken from plan.json and resolved.json."""
@@ -259,34 +267,100 @@ class RunContext:
                     out[name] = max(out[name], float(us) / 1e6)
         return out
 
-    def buffers_bytes(self) -> dict[str, float]:
-        """Each direction's queue limit in bytes (limit_bytes, or limit_packets
-        full-size frames of the plan's link MTU, the smaller of the two); a direction without a
-        limit is left out, as is one whose limit the timeline changes (which buffer
-        held when is then not one number)."""
+    def buffer_schedules(self) -> dict[str, list[tuple[float, float | None]]]:
+        """Each direction's queue limit in bytes over the run, as (from t_s, bytes): the
+        plan's at 0 s, then each timeline set_link that sets it (limit_bytes, or
+        limit_packets full-size frames of the plan's link MTU, the smaller of the two).
+        A change is read from the event's control command for that direction (its
+        router, port and stage), else from its params when they name the one direction;
+        None when neither says what this direction's limit became. Directions without a
+        limit are left out."""
         mtu = self.plan.get("link_mtu")
         frame = float(mtu) if isinstance(mtu, (int, float)) and mtu > 0 else 1500.0
-        out: dict[str, float] = {}
-        ids: dict[str, list[str]] = {}
+
+        def limit(q: dict[str, Any]) -> float | None:
+            lb, lp = q.get("limit_bytes"), q.get("limit_packets")
+            limits = ([float(lb)] if isinstance(lb, (int, float)) and lb > 0 else []) + \
+                ([float(lp) * frame] if isinstance(lp, (int, float)) and lp > 0 else [])
+            return min(limits) if limits else None  # both given: whichever fills first
+
+        out: dict[str, list[tuple[float, float | None]]] = {}
+        sides: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}  # link id -> sides
         for link in _dicts(self.plan.get("links")):
             for side in ("a_to_b", "b_to_a"):
                 d = link.get(side)
                 q = d.get("queue") if isinstance(d, dict) else None
-                if not isinstance(q, dict):
+                if not isinstance(d, dict) or not isinstance(q, dict):
                     continue
-                name = f"{d.get('src')}->{d.get('dst')}"  # type: ignore[union-attr]
-                ids.setdefault(str(link.get("id")), []).append(name)
-                lb, lp = q.get("limit_bytes"), q.get("limit_packets")
-                limits = ([float(lb)] if isinstance(lb, (int, float)) and lb > 0 else []) + \
-                    ([float(lp) * frame] if isinstance(lp, (int, float)) and lp > 0 else [])
-                if limits:  # both given: whichever fills first
-                    out[name] = min(limits)
+                name = f"{d.get('src')}->{d.get('dst')}"
+                sides.setdefault(str(link.get("id")), []).append((name, side, d))
+                if (b := limit(q)) is not None:
+                    out[name] = [(0.0, b)]
         for e in self._timeline():
             params = e.get("params")
-            if e.get("action") == "set_link" and isinstance(params, dict) and \
-                    ("queue" in params or "buffer" in json.dumps(params)):
-                for name in ids.get(str(e.get("target")), []):
-                    out.pop(name, None)
+            if e.get("action") != "set_link" or not isinstance(params, dict) or not (
+                    "limit_bytes" in params or "limit_packets" in params):
+                continue
+            t = float(e.get("t_s") or 0.0)
+            which = params.get("direction", "both")
+            for name, side, d in sides.get(str(e.get("target")), []):
+                if name not in out or which not in (side, "both"):
+                    continue
+                reqs = [c["request"] for c in _dicts(e.get("commands"))
+                        if isinstance(c.get("request"), dict)
+                        and c["request"].get("router") == d.get("emulated_by")
+                        and c["request"].get("port") == d.get("port")
+                        and c["request"].get("direction") == d.get("stage")]
+                if reqs:
+                    out[name].append((t, limit(reqs[0])))
+                else:  # params are one side's: they say this one's only if named alone
+                    out[name].append((t, limit(params) if which == side else None))
+        return out
+
+    def flow_window_s(self, flow_id: str) -> tuple[float, float]:
+        """When the plan runs a flow: [start_s, stop_s), to the end of the run when it
+        stops by size (or the plan does not say)."""
+        end = self.duration_s() or float("inf")
+        for f in _dicts(self.plan.get("flows")):
+            if str(f.get("id")) == flow_id:
+                start, stop = f.get("start_s"), f.get("stop_s")
+                return (float(start) if isinstance(start, (int, float)) else 0.0,
+                        float(stop) if isinstance(stop, (int, float)) else end)
+        return 0.0, end
+
+    def buffers_bytes(self) -> Buffers:
+        """The buffer each direction is judged by: its smallest queue limit while a flow
+        crossing it ran (buffer_schedules, the plan's flows' windows). A timeline that
+        changes a buffer leaves the smallest one, the conservative choice for a rule
+        asking whether a burst overflowed it: the burst estimates are averages over the
+        run, not tied to an instant. A change whose limit the plan does not give for a
+        direction, in force while its flows ran, makes the buffer unknown: said, not
+        left out."""
+        crossing: dict[str, list[tuple[float, float]]] = {}
+        for f in _dicts(self.plan.get("flows")):
+            path = f.get("path")
+            if isinstance(path, list):
+                for a, b in zip(path, path[1:], strict=False):
+                    crossing.setdefault(f"{a}->{b}", []).append(self.flow_window_s(str(f["id"])))
+        out = Buffers({}, {}, {})
+        for name, sched in self.buffer_schedules().items():
+            windows = crossing.get(name) or [(0.0, float("inf"))]
+            bounds = [t for t, _ in sched[1:]] + [float("inf")]
+            held = [(t, b) for (t, b), until in zip(sched, bounds, strict=True)
+                    if any(t < stop and until > start for start, stop in windows)]
+            if unread := [t for t, b in held if b is None]:
+                out.unknown[name] = (f"the timeline's set_link at {unread[0]:g} s does not "
+                                     "give this direction's new limit")
+                continue
+            sizes = [b for _, b in held if b is not None]
+            if not sizes:
+                continue  # no flow crossed it while it had a limit
+            out.bytes[name] = min(sizes)
+            if len(sched) > 1:
+                steps = ", ".join(f"{b / 1e3:.1f} KB from {t:g} s" if b is not None else
+                                  f"not known from {t:g} s" for t, b in sched[:6])
+                out.notes[name] = (f"the smallest while its flows ran; the timeline sets "
+                                   f"{steps}" + (" ..." if len(sched) > 6 else ""))
         return out
 
     def flow_rtt_s(self, flow_id: str) -> float | None:

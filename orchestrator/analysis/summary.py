@@ -154,13 +154,15 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
                             expected=status == "completed" and bool(flows) and not simulated)
     hosts = host_stats(m.procs)
     apps = _flows_run_by(ctx, "app")
+    buffers = ctx.buffers_bytes()
     burst_problems, burst_warnings = judge_host_bursts(
-        hosts, flows, {f: ctx.flow_path(f) for f in flows}, ctx.buffers_bytes(),
+        hosts, flows, {f: ctx.flow_path(f) for f in flows}, buffers.bytes,
         {d: float(v["utilization"]) for d, v in links.items()
          if isinstance(v, dict) and isinstance(v.get("utilization"), (int, float))},
         {f: rtt for f in flows if (rtt := _flow_rtt_s(flows[f], ctx.flow_rtt_s(f)))},
         tolerance=th.rate_tolerance,
-        kernel=frozenset(_flows_run_by(ctx, "iperf3")), apps=frozenset(apps))
+        kernel=frozenset(_flows_run_by(ctx, "iperf3")), apps=frozenset(apps),
+        buffer_notes=buffers.notes, unknown_buffers=buffers.unknown)
     problems += burst_problems
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())

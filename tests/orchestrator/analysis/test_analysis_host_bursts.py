@@ -1,0 +1,100 @@
+"""The host-burst rule (analysis/host_procs.judge_host_bursts) against the buffers a
+run's timeline changes, the host_nice the run used, and per-thread waits."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from orchestrator.analysis.fidelity import Thresholds
+from orchestrator.analysis.host_procs import judge_host_bursts
+from orchestrator.analysis.run_context import RunContext
+from orchestrator.plan.planner import make_plan
+from orchestrator.spec import load_spec_text
+
+# xcpperf flows over a 20 Mb/s core of 100 packets (150 KB); the timeline cuts r1->r2
+# to 10 packets (15 KB) at 12 s, and both directions to 0.5 BDP (35 KB) at 25 s
+SPEC = """
+name: burst-buffer
+duration: 30s
+defaults:
+  link: {capacity: 100Mbps, delay: 2ms}
+  router: {queue: droptail}
+  flow: {proto: xcp}
+nodes: {a: {role: host}, r1: {role: router}, r2: {role: router}, b: {role: host}}
+links:
+  - {a: a, b: r1}
+  - {id: core, a: r1, b: r2, capacity: 20Mbps, delay: 10ms, buffer: 100pkts}
+  - {a: r2, b: b}
+flows:
+  - {id: f1, src: a, dst: b, stop: STOP}
+timeline:
+  - {at: 12s, set_link: {link: core, direction: a_to_b, buffer: 10pkts}}
+  - {at: 25s, set_link: {link: core, buffer: 0.5BDP}}
+"""
+
+
+def _plan(stop: str = "30s") -> dict[str, Any]:
+    """plan.json as the planner writes it (not a hand-made imitation of its events)."""
+    plan = make_plan(load_spec_text(SPEC.replace("STOP", stop), "burst-buffer.yaml", []),
+                     "burst-buffer-1")
+    return dict(json.loads(plan.to_json()))
+
+
+def _judge(ctx: RunContext) -> tuple[list[str], list[str]]:
+    """f1 at 8 of its 10 Mb/s max-min rate, its client and server each waiting 15 % of
+    the time over a 60 ms RTT: 1 MB/s x 30 % x 60 ms = 18 KB of bursts per round trip."""
+    b = ctx.buffers_bytes()
+    return judge_host_bursts(
+        {"f1.client": {"wait_fraction": 0.15}, "f1.server": {"wait_fraction": 0.15}},
+        {"f1": {"throughput_mbps": 8.0, "maxmin_mbps": 10.0}},
+        {"f1": ctx.flow_path("f1")}, b.bytes, {"r1->r2": 0.4}, {"f1": 0.06},
+        tolerance=Thresholds().rate_tolerance, buffer_notes=b.notes,
+        unknown_buffers=b.unknown)
+
+
+def test_a_buffer_the_timeline_cuts_while_the_flow_runs_is_judged_at_its_smallest():
+    # Before: the planner's set_link params (limit_packets/limit_bytes) were not seen as
+    # a buffer change, so r1->r2 was judged against its first 150 KB, which holds 18 KB
+    ctx = RunContext(plan=_plan())
+    b = ctx.buffers_bytes()
+    assert b.bytes["r1->r2"] == 15_000.0 and not b.unknown
+    assert b.notes["r1->r2"] == ("the smallest while its flows ran; the timeline sets "
+                                 "150.0 KB from 0 s, 15.0 KB from 12 s, 35.0 KB from 25 s")
+    found, warned = _judge(ctx)
+    assert found == [
+        "hosts: r1->r2: its flows' tools waited for a CPU up to 18.0 KB of bursts per round "
+        "trip together (1.20 times its 15.0 KB buffer (the smallest while its flows ran; the "
+        "timeline sets 150.0 KB from 0 s, 15.0 KB from 12 s, 35.0 KB from 25 s); the worst, "
+        "f1, 30.0% of the time over a 60 ms RTT), and flows fell short of their max-min rate "
+        "(f1 8 of its 10 Mb/s): the waits could have moved the result. Rerun on a quieter "
+        "machine (the tools run at host_nice, default -15)"], found
+    assert warned == []
+
+
+def test_a_buffer_cut_after_its_flows_stopped_is_not_the_one_they_met():
+    ctx = RunContext(plan=_plan(stop="10s"))  # f1 stops before the 12 s cut
+    assert ctx.buffers_bytes().bytes["r1->r2"] == 150_000.0
+    assert _judge(ctx) == ([], [])
+
+
+def test_a_buffer_change_the_plan_does_not_give_for_a_direction_is_said_not_skipped():
+    # the 25 s change for both directions without its control commands: its params are
+    # one side's, so r1->r2's limit from 25 s is not known, while f1 ran
+    plan = _plan()
+    (ev,) = [e for e in plan["timeline"] if e["action"] == "set_link" and e["t_s"] == 25.0]
+    ev["commands"] = []
+    ctx = RunContext(plan=plan)
+    assert ctx.buffers_bytes().unknown == {
+        "r1->r2": "the timeline's set_link at 25 s does not give this direction's new limit",
+        "r2->r1": "the timeline's set_link at 25 s does not give this direction's new limit"}
+    found, warned = _judge(ctx)
+    assert found == [] and warned == [
+        "hosts: r1->r2: flows fell short of their max-min rate (f1 8 of its 10 Mb/s), and its "
+        "flows' tools waited for a CPU (up to 18.0 KB of bursts per round trip together), but "
+        "its buffer while they ran is not known (the timeline's set_link at 25 s does not "
+        "give this direction's new limit): the host-burst check cannot judge this "
+        "direction"], warned
+    # the one direction a single-sided change names is read from its params alone
+    ev["params"]["direction"] = "a_to_b"
+    assert RunContext(plan=plan).buffers_bytes().bytes["r1->r2"] == 15_000.0
