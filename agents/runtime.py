@@ -139,9 +139,11 @@ class AgentRuntime:
         dirs = port_directions(plan, set(routers))
         self.sampler = self._make_sampler(dirs)
         timings.update(deploy_s=t1 - t0, engines_s=t2 - t1, servers_s=time.monotonic() - t2)
+        # host_nice: the nice value the tools ran at, the option or its default (the
+        # summary's fidelity messages name the run's: analysis/host_procs.host_nice_said)
         return {"timings": timings, "namespaces": len(share.namespaces),
                 "links": len(share.veths), "tunnels": len(share.tunnels),
-                "engines": [g.name for g in self.groups]}
+                "engines": [g.name for g in self.groups], "host_nice": self.procs.tool_nice}
 
     def _ns(self, node: str) -> str:
         assert self.plan

@@ -105,10 +105,37 @@ def check_hosts(procs_df: pd.DataFrame, th: HostThresholds, *, expected: bool) -
     return problems
 
 
-def host_wait_warnings(st: dict[str, dict[str, Any]], th: HostThresholds) -> list[str]:
+# what the runs of before the agent recorded it defaulted to (xcplab_contract.agent)
+_NICE_UNRECORDED = ("the run did not record the tools' host_nice (the agent's default: 0 "
+                    "before 20b2d03, -15 since)")
+
+
+def host_nice_said(extra: Mapping[str, Any] | None) -> str:
+    """How the tools' nice value of a run is said in the host messages, from what the
+    runner records in the summary: the agent's reply to apply (`deploy.host_nice`, or
+    each cluster machine's `deploy.machines.M.host_nice`: the value the tools ran at,
+    the option or its default), else the option the run was given (`backend_options`)."""
+    extra = extra or {}
+    deploy = extra.get("deploy")
+    deploy = deploy if isinstance(deploy, Mapping) else {}
+    machines = deploy.get("machines")
+    replies = [deploy, *([m for m in machines.values() if isinstance(m, Mapping)]
+                         if isinstance(machines, Mapping) else [])]
+    ran = sorted({int(r["host_nice"]) for r in replies if isinstance(r.get("host_nice"), int)
+                  and not isinstance(r.get("host_nice"), bool)})
+    if ran:
+        return f"the tools ran at host_nice {'/'.join(str(n) for n in ran)}"
+    given = (extra.get("backend_options") or {}).get("host_nice")
+    if given is not None:
+        return f"the run was given host_nice {given}"
+    return _NICE_UNRECORDED
+
+
+def host_wait_warnings(st: dict[str, dict[str, Any]], th: HostThresholds,
+                       nice: str = _NICE_UNRECORDED) -> list[str]:
     """Of the tools' statistics (host_stats): those that waited for a CPU longer than they
     ran and over warn_wait_fraction of the time, as one line naming the worst, and what
-    to do about it."""
+    to do about it; `nice`: the run's host_nice in words (host_nice_said)."""
     waited = {k: v for k, v in st.items()
               if v["wait_fraction"] > th.warn_wait_fraction
               and v["wait_fraction"] > v["cpu_fraction"]}
@@ -120,8 +147,8 @@ def host_wait_warnings(st: dict[str, dict[str, Any]], th: HostThresholds) -> lis
             f"ran (the worst, {w['tool'] or 'tool'} {worst}, {w['wait_fraction']:.1%} of the "
             f"time against {w['cpu_fraction']:.1%} running, {w['mean_sched_delay_ms']:.2f} ms "
             "per wake-up): many short waits shift ACK clocking and bursts; with small "
-            "buffers that moves the result. Fewer competing processes, or host_nice "
-            "(default -15) if it was raised, give the tools the CPU first"]
+            f"buffers that moves the result ({nice}). Fewer competing processes, or a "
+            "lower host_nice (down to -20), give the tools the CPU first"]
 
 
 def flow_wait_fractions(st: dict[str, dict[str, Any]]) -> dict[str, float]:
@@ -158,7 +185,7 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
                       apps: frozenset[str] = frozenset(),
                       buffer_notes: Mapping[str, str] | None = None,
                       unknown_buffers: Mapping[str, str] | None = None,
-                      ) -> tuple[list[str], list[str]]:
+                      nice: str = _NICE_UNRECORDED) -> tuple[list[str], list[str]]:
     """Could the flow tools' waits for a CPU have moved the result? Per link direction.
 
     schedstat gives the total of a tool's waits, not each wait. A window-based flow
@@ -183,7 +210,8 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
     timeline changes it (RunContext.buffers_bytes; `buffer_notes` says so beside it);
     a direction in `unknown_buffers` (whose limit the plan does not give for part of
     that time) cannot be judged: where its flows fell short and their tools waited, a
-    warning names it and why, never silence.
+    warning names it and why, never silence. `nice`: the run's host_nice in words
+    (host_nice_said), named in the problem.
 
     hstcp/buffer-sweep, XCP at 5 % BDP (12.5 KB, 4 flows of 5 streams), recorded runs:
     clients waiting 5.2-5.7 % of the time, 1.35-1.45 buffers of burst, 0.82 of capacity
@@ -267,8 +295,8 @@ def judge_host_bursts(st: dict[str, dict[str, Any]], flows: dict[str, dict[str, 
                 f"bursts per round trip together ({burst / buffers[d]:.2f} times its "
                 f"{buffers[d] / 1e3:.1f} KB buffer{note}; the worst, {worst[0]}, "
                 f"{worst[1]:.1%} of the time over a {worst[2] * 1e3:.0f} ms RTT), "
-                f"{evidence}: the waits could have moved the result. Rerun on a quieter "
-                "machine (the tools run at host_nice, default -15)")
+                f"{evidence}: the waits could have moved the result ({nice}). Rerun on a "
+                "quieter machine, or with a lower host_nice (down to -20)")
         elif st and (unknown or burst + unnamed_w * window > buffers[d]):
             # absence of evidence: the flows fell short, and the waits of some of them
             # (tools sampled fewer than twice, no RTT, a group key without its members)

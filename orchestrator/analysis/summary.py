@@ -34,6 +34,7 @@ from orchestrator.analysis.fidelity import (
 from orchestrator.analysis.flows import split_flows, summarize_flows
 from orchestrator.analysis.host_procs import (
     check_hosts,
+    host_nice_said,
     host_stats,
     host_wait_warnings,
     judge_host_bursts,
@@ -162,7 +163,8 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         {f: rtt for f in flows if (rtt := _flow_rtt_s(flows[f], ctx.flow_rtt_s(f)))},
         tolerance=th.rate_tolerance,
         kernel=frozenset(_flows_run_by(ctx, "iperf3")), apps=frozenset(apps),
-        buffer_notes=buffers.notes, unknown_buffers=buffers.unknown)
+        buffer_notes=buffers.notes, unknown_buffers=buffers.unknown,
+        nice=host_nice_said(extra))
     problems += burst_problems
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
@@ -172,7 +174,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     extra = dict(extra or {})
     skew_problems, warnings = check_start_skew((extra.get("deploy") or {}).get("cluster"), th)
     problems += skew_problems
-    warnings += burst_warnings + host_wait_warnings(hosts, th.hosts)
+    warnings += burst_warnings + host_wait_warnings(hosts, th.hosts, host_nice_said(extra))
     dropped = extra.get("influx_points_dropped")
     if isinstance(dropped, int) and dropped > 0:
         # Not an emulation fault: the numbers stand and are judged, but the live

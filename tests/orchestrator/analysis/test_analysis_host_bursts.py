@@ -7,8 +7,9 @@ import json
 from typing import Any
 
 from orchestrator.analysis.fidelity import Thresholds
-from orchestrator.analysis.host_procs import judge_host_bursts
+from orchestrator.analysis.host_procs import host_nice_said, judge_host_bursts
 from orchestrator.analysis.run_context import RunContext
+from orchestrator.analysis.summary import build_summary
 from orchestrator.plan.planner import make_plan
 from orchestrator.spec import load_spec_text
 
@@ -67,8 +68,9 @@ def test_a_buffer_the_timeline_cuts_while_the_flow_runs_is_judged_at_its_smalles
         "trip together (1.20 times its 15.0 KB buffer (the smallest while its flows ran; the "
         "timeline sets 150.0 KB from 0 s, 15.0 KB from 12 s, 35.0 KB from 25 s); the worst, "
         "f1, 30.0% of the time over a 60 ms RTT), and flows fell short of their max-min rate "
-        "(f1 8 of its 10 Mb/s): the waits could have moved the result. Rerun on a quieter "
-        "machine (the tools run at host_nice, default -15)"], found
+        "(f1 8 of its 10 Mb/s): the waits could have moved the result (the run did not "
+        "record the tools' host_nice (the agent's default: 0 before 20b2d03, -15 since)). "
+        "Rerun on a quieter machine, or with a lower host_nice (down to -20)"], found
     assert warned == []
 
 
@@ -98,3 +100,29 @@ def test_a_buffer_change_the_plan_does_not_give_for_a_direction_is_said_not_skip
     # the one direction a single-sided change names is read from its params alone
     ev["params"]["direction"] = "a_to_b"
     assert RunContext(plan=plan).buffers_bytes().bytes["r1->r2"] == 15_000.0
+
+
+def test_host_messages_name_the_nice_the_run_used_not_the_default(make_run):
+    # the fidelity suite's burst case (21.6 KB against a 12 KB buffer, the link at 0.88,
+    # f1's tools waiting 22.5 %), run at host_nice 0 as the agent's apply reply records
+    # it: the problem and the wait warning say 0 (they said "default -15" whatever the run)
+    run = make_run(sender_wait_per_s=0.15, sender_cpu_per_s=0.05, buffer_bytes=12000)
+    s = build_summary(run, status="completed", timings={"run_s": 10.0},
+                      extra={"backend_options": {"host_nice": "0"}, "deploy": {"host_nice": 0}})
+    said = [m for m in s["fidelity"]["problems"] + s["warnings"] if m.startswith("hosts:")]
+    assert len(said) == 2 and all("(the tools ran at host_nice 0)" in m for m in said) and \
+        not any("-15" in m for m in said), said
+
+
+def test_the_runs_nice_is_read_from_what_its_agents_replied_then_from_its_options():
+    assert host_nice_said({"deploy": {"host_nice": -15}}) == "the tools ran at host_nice -15"
+    # a cluster run: each machine's agent replied
+    assert host_nice_said({"deploy": {"machines": {"m1": {"host_nice": -5},
+                                                   "m2": {"host_nice": -5}}}}) == \
+        "the tools ran at host_nice -5"
+    # runs recorded before the agent replied it: the option given, else said unknown
+    assert host_nice_said({"backend_options": {"host_nice": "-15"}, "deploy": {}}) == \
+        "the run was given host_nice -15"
+    assert host_nice_said({"backend_options": {}, "deploy": {"engines": []}}) == (
+        "the run did not record the tools' host_nice (the agent's default: 0 before "
+        "20b2d03, -15 since)")
