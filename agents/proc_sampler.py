@@ -12,7 +12,7 @@ Counters are cumulative, like every counter in the metrics.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,31 @@ class ProcTimes:
     cpu_s: float  # utime + stime of every thread
     sched_wait_s: float  # runnable but not running, summed over the threads alive now
     sched_slices: int  # times a thread was put on a CPU
+    # each thread alive now: tid -> its cumulative wait in ns (LongestThreadWait)
+    thread_wait_ns: dict[int, int] = field(default_factory=dict)
+
+
+class LongestThreadWait:
+    """One process's procs.csv `sched_wait_thread_s`: cumulative, per sampling interval
+    the wait of the thread that waited longest. A tool's sends and ACKs are delayed by
+    the wait of the thread doing them; threads waiting at the same time do not delay
+    it twice, so the sum over threads overstates it (analysis/host_procs._diffs). A
+    thread first seen (or whose counter went back: a new thread with a reused tid) adds
+    its whole wait, all of it since it started."""
+
+    def __init__(self) -> None:
+        self._last: dict[int, int] = {}
+        self.total_ns = 0
+
+    def add(self, waits: dict[int, int]) -> float:
+        """The cumulative figure after a sample of each live thread's wait, in s."""
+        self.total_ns += max((self._grown(t, w) for t, w in waits.items()), default=0)
+        self._last = dict(waits)
+        return self.total_ns / 1e9
+
+    def _grown(self, tid: int, wait_ns: int) -> int:
+        last = self._last.get(tid)
+        return wait_ns - last if last is not None and wait_ns >= last else wait_ns
 
 
 def parse_stat_cpu_s(stat_text: str) -> float:
@@ -49,6 +74,7 @@ def proc_times(pid: int, proc: Path = Path("/proc")) -> ProcTimes | None:
     try:
         cpu_s = parse_stat_cpu_s((base / "stat").read_text())
         wait_ns = slices = 0
+        threads: dict[int, int] = {}
         for task in (base / "task").iterdir():
             try:
                 _run, wait, n = parse_schedstat((task / "schedstat").read_text())
@@ -56,15 +82,19 @@ def proc_times(pid: int, proc: Path = Path("/proc")) -> ProcTimes | None:
                 continue  # the thread exited between listing and reading
             wait_ns += wait
             slices += n
+            threads[int(task.name)] = wait
     except (OSError, ValueError, IndexError, SourceFormatError):
         return None
-    return ProcTimes(cpu_s, wait_ns / 1e9, slices)
+    return ProcTimes(cpu_s, wait_ns / 1e9, slices, threads)
 
 
 def proc_row(t_s: float, key: str, kind: str, argv0: str, pid: int,
-             times: ProcTimes) -> dict[str, Any]:
-    """One procs.csv row; `key` is the process table's ("f1.client", "f1.server")."""
+             times: ProcTimes, thread_wait_s: float | None = None) -> dict[str, Any]:
+    """One procs.csv row; `key` is the process table's ("f1.client", "f1.server");
+    `thread_wait_s` the process's LongestThreadWait after this sample."""
     flow, _, _role = key.rpartition(".")
     return {"t_s": round(t_s, 6), "proc": key, "flow": flow or key, "kind": kind,
             "tool": os.path.basename(argv0), "pid": pid, "cpu_s": round(times.cpu_s, 6),
-            "sched_wait_s": round(times.sched_wait_s, 6), "sched_slices": times.sched_slices}
+            "sched_wait_s": round(times.sched_wait_s, 6), "sched_slices": times.sched_slices,
+            "sched_wait_thread_s": round(thread_wait_s, 6) if thread_wait_s is not None
+            else ""}

@@ -15,7 +15,7 @@ from agents.engines import EngineGroup
 from agents.flow_sampler import StreamSample, TcpDiag, XcpperfReader
 from agents.lateness import lateness_columns, loss_columns
 from agents.link_sampler import PortDir, RateTracker, engine_rows, kernel_rows
-from agents.proc_sampler import proc_row, proc_times
+from agents.proc_sampler import LongestThreadWait, proc_row, proc_times
 from agents.procs import ProcessTable, Running
 from agents.xcpi_sampler import XcpiReceiverReader, receiver_rows, xcpi_rows
 from xcplab_contract.plan import Flow, Plan
@@ -50,6 +50,8 @@ class Sampler:
     # XCP-i receiver duties served here: flow id -> its server's report reader
     xcpi_receivers: dict[str, XcpiReceiverReader] = field(default_factory=dict)
     _flow_rates: RateTracker = field(default_factory=RateTracker)
+    # per (process key, pid): its longest-waiting thread per interval, summed
+    _thread_waits: dict[tuple[str, int], LongestThreadWait] = field(default_factory=dict)
 
     def sample(self, t_s: float) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {"link": [], "engine": [], "flow": [],
@@ -116,8 +118,10 @@ class Sampler:
                 continue
             times = proc_times(run.popen.pid)
             if times is not None:
+                longest = self._thread_waits.setdefault((key, run.popen.pid),
+                                                        LongestThreadWait())
                 rows.append(proc_row(t_s, key, run.spec.kind, run.spec.argv[0],
-                                     run.popen.pid, times))
+                                     run.popen.pid, times, longest.add(times.thread_wait_ns)))
         return rows
 
     def _kernel_stats(self) -> dict[str, dict[str, dict[str, int]]]:

@@ -45,9 +45,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "ixcp": ("t_s", "node", "port", "link", "key", "value"),
     # Flow tools (xcpperf, iperf3), per interval: `proc` is the process table's key
     # ("f1.client", "f1.server"), cumulative `cpu_s` (user + system, all threads),
-    # `sched_wait_s` (runnable but waiting for a CPU) and `sched_slices` (times run).
+    # `sched_wait_s` (runnable but waiting for a CPU) and `sched_slices` (times run),
+    # both over all threads; `sched_wait_thread_s`: per interval the wait of the thread
+    # that waited longest, summed (what delays the flow: analysis/host_procs._diffs).
     "procs": ("t_s", "proc", "flow", "kind", "tool", "pid", "cpu_s", "sched_wait_s",
-              "sched_slices"),
+              "sched_slices", "sched_wait_thread_s"),
     # Web-like short flows (xcpperf --objects; docs/web-traffic.md), one row per object
     # when its flow's client exits: t_s when it concluded (its start when it never
     # did), `start_s` its scheduled start in run time, `fct_s` from SYN sent to last

@@ -41,31 +41,59 @@ class HostThresholds:
     warn_wait_fraction: float = 0.02
 
 
-def _diffs(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+# what a process's wait_fraction is of (host_stats "wait_of")
+LONGEST_THREAD = "its longest-waiting thread, per interval"
+THREADS_SUMMED = "its threads summed, at most the interval (no per-thread waits recorded)"
+
+
+def _diffs(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                     np.ndarray, str]:
+    """Per interval of one process: time, CPU, wait summed over its threads, time
+    slices, and the wait that delays its flows (below), with what that wait is of.
+
+    A tool's sends and ACKs wait when the thread doing them waits; threads waiting at
+    the same time do not delay it twice. So the rule's wait is, per interval, the
+    longest any one thread waited (procs.csv sched_wait_thread_s): the data thread's
+    own wait, or more, never more than the interval, and when several threads share a
+    flow's streams, their bursts (rate share x wait) add up to no more than the flow's
+    rate x the longest wait. The sum over threads counted two threads waiting through
+    the same 10 ms as 20 ms. Rows of runs recorded before sched_wait_thread_s have only
+    the sum: capped at the interval (an upper bound of the longest, so a problem is not
+    missed; the tools were single-threaded then, xcpperf, stackd and iperf3 3.12, so
+    the sum was the one thread's)."""
     g = g.sort_values("t_s")
     g = g[g["pid"] == g["pid"].iloc[-1]]  # one process per key (a restart is a new one)
-    v = g[["t_s", "cpu_s", "sched_wait_s", "sched_slices"]].dropna().to_numpy(dtype=float)
+    cols = ["t_s", "cpu_s", "sched_wait_s", "sched_slices"]
+    per_thread = "sched_wait_thread_s" in g.columns and \
+        bool(g["sched_wait_thread_s"].notna().any())
+    v = g[cols + (["sched_wait_thread_s"] if per_thread else [])].dropna().to_numpy(
+        dtype=float)
     if len(v) < 2:
-        return (np.array([]),) * 4
+        return (*(np.array([]),) * 5, LONGEST_THREAD if per_thread else THREADS_SUMMED)
     d = np.diff(v, axis=0)
     ok = d[:, 0] > 0
-    return d[ok, 0], d[ok, 1], d[ok, 2], d[ok, 3]
+    d = d[ok]
+    if per_thread:
+        return d[:, 0], d[:, 1], d[:, 2], d[:, 3], d[:, 4], LONGEST_THREAD
+    return d[:, 0], d[:, 1], d[:, 2], d[:, 3], np.minimum(d[:, 2], d[:, 0]), THREADS_SUMMED
 
 
 def host_stats(procs_df: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Per tool process: CPU share of a core, wait share of the time, mean wait per slice."""
+    """Per tool process: CPU share of a core, wait share of the time (of its
+    longest-waiting thread per interval: _diffs), mean wait per slice (all threads)."""
     out: dict[str, dict[str, Any]] = {}
     if procs_df.empty:
         return out
     for key, g in procs_df.groupby("proc", sort=True):
-        dt, dcpu, dwait, dslices = _diffs(g)
+        dt, dcpu, dwait, dslices, dheld, held_of = _diffs(g)
         span = float(dt.sum())
         out[str(key)] = {
             "tool": str(g["tool"].dropna().iloc[-1]) if g["tool"].notna().any() else None,
             "kind": str(g["kind"].dropna().iloc[-1]) if g["kind"].notna().any() else None,
             "samples": int(len(dt) + 1) if len(dt) else len(g),
             "cpu_fraction": float(dcpu.sum() / span) if span > 0 else float("nan"),
-            "wait_fraction": float(dwait.sum() / span) if span > 0 else float("nan"),
+            "wait_fraction": float(dheld.sum() / span) if span > 0 else float("nan"),
+            "wait_of": held_of,
             "mean_sched_delay_ms": float(dwait.sum() / dslices.sum() * 1e3)
             if dslices.sum() > 0 else float("nan"),
         }
@@ -80,7 +108,7 @@ def check_hosts(procs_df: pd.DataFrame, th: HostThresholds, *, expected: bool) -
                  "whether a sender was starved of CPU cannot be judged")] if expected else [])
     problems = []
     for key, g in procs_df.groupby("proc", sort=True):
-        dt, dcpu, dwait, dslices = _diffs(g)
+        dt, dcpu, dwait, dslices, dheld, _ = _diffs(g)
         tool = g["tool"].dropna().iloc[-1] if g["tool"].notna().any() else "tool"
         who = f"{tool} {key}"
         if not len(dt):
@@ -92,7 +120,7 @@ def check_hosts(procs_df: pd.DataFrame, th: HostThresholds, *, expected: bool) -
             problems.append(f"{who}: no CPU headroom: {cpu:.0%} of a core on average, "
                             f"≥ {th.max_cpu_fraction:.0%} in {busy} of {len(dt)} intervals: "
                             "its flow is bounded by its CPU, not by the network")
-        wait = float(dwait.sum() / span)
+        wait = float(dheld.sum() / span)
         delay_ms = float(dwait.sum() / dslices.sum() * 1e3) if dslices.sum() > 0 else 0.0
         ran = dslices > 0
         per_iv = dwait[ran] / dslices[ran] * 1e3
@@ -152,8 +180,9 @@ def host_wait_warnings(st: dict[str, dict[str, Any]], th: HostThresholds,
 
 
 def flow_wait_fractions(st: dict[str, dict[str, Any]]) -> dict[str, float]:
-    """Per flow, the share of the time its tools (client and server, every thread)
-    were runnable but waiting for a CPU, summed: a late sender delays the data, a late
+    """Per flow, the share of the time its tools (client and server; of each, its
+    longest-waiting thread per interval: _diffs) were runnable but waiting for a CPU,
+    summed over the two: a late sender delays the data, a late
     receiver the ACKs that clock the sender, so both ends' waits reach the flow. A
     process that serves several flows (a client or server group) delays each of them:
     each gets its whole wait. Unsampled (NaN) tools and groups whose members the key

@@ -82,3 +82,34 @@ def test_the_engine_rows_wait_is_its_process_schedstat_wait() -> None:
     finally:
         child.wait()
     assert engine_wait_s(g) == ""  # reaped: /proc has no such process
+
+
+def test_the_longest_thread_wait_counts_threads_waiting_together_once(tmp_path: Path) -> None:
+    """procs.csv sched_wait_thread_s: two threads of one tool that wait through the same
+    30 ms of an interval delayed it 30 ms, not the 60 ms their sum (sched_wait_s) says;
+    a thread that starts between samples adds its whole wait."""
+    from agents.proc_sampler import LongestThreadWait
+
+    base = tmp_path / "42"
+    (base / "stat").parent.mkdir(parents=True)
+    (base / "stat").write_text(_stat(TICK, TICK))
+
+    def sample(**waits_ms: float) -> tuple[float, float]:
+        for tid, ms in waits_ms.items():
+            (base / "task" / tid[1:]).mkdir(parents=True, exist_ok=True)
+            (base / "task" / tid[1:] / "schedstat").write_text(f"5000000 {int(ms * 1e6)} 10\n")
+        t = proc_times(42, proc=tmp_path)
+        assert t is not None
+        return t.sched_wait_s, longest.add(t.thread_wait_ns)
+
+    longest = LongestThreadWait()
+    summed0, held0 = sample(t42=1.0, t43=1.0)
+    summed1, held1 = sample(t42=31.0, t43=31.0)  # both waited 30 ms, at the same time
+    assert (summed1 - summed0, held1 - held0) == (pytest.approx(0.060), pytest.approx(0.030))
+    # next interval: 43 waits 20 ms, 42 none, a new thread 44 has waited 5 ms
+    summed2, held2 = sample(t42=31.0, t43=51.0, t44=5.0)
+    assert (summed2 - summed1, held2 - held1) == (pytest.approx(0.025), pytest.approx(0.020))
+    times = proc_times(42, proc=tmp_path)
+    assert times is not None
+    row = proc_row(0.2, "f1.client", "client", "xcpperf", 42, times, held2)
+    assert row["sched_wait_thread_s"] == pytest.approx(0.051)

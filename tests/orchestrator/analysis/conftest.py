@@ -198,6 +198,8 @@ def write_run(root: Path, s: Synth) -> Path:
                                 "kind": key.split(".")[1], "tool": tool, "pid": pid,
                                 "cpu_s": s.sender_cpu_per_s * k * t,
                                 "sched_wait_s": s.sender_wait_per_s * k * t,
+                                # one thread each: its wait is the process's
+                                "sched_wait_thread_s": s.sender_wait_per_s * k * t,
                                 "sched_slices": int(s.sender_slices_per_s * t)})
     with open(run / "metrics" / "event.csv", "w", newline="") as fh:
         fh.write("t_s,kind,target,detail\n0.0,flow_start,f1,\n2.0,flow_start,f2,\n")

@@ -6,8 +6,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pandas as pd
+import pytest
+
 from orchestrator.analysis.fidelity import Thresholds
-from orchestrator.analysis.host_procs import host_nice_said, judge_host_bursts
+from orchestrator.analysis.host_procs import (
+    LONGEST_THREAD,
+    THREADS_SUMMED,
+    host_nice_said,
+    host_stats,
+    judge_host_bursts,
+)
 from orchestrator.analysis.run_context import RunContext
 from orchestrator.analysis.summary import build_summary
 from orchestrator.plan.planner import make_plan
@@ -126,3 +135,55 @@ def test_the_runs_nice_is_read_from_what_its_agents_replied_then_from_its_option
     assert host_nice_said({"backend_options": {}, "deploy": {"engines": []}}) == (
         "the run did not record the tools' host_nice (the agent's default: 0 before "
         "20b2d03, -15 since)")
+
+
+def _procs(per_thread: bool, client_threads: int = 2, thread_wait: float = 0.047,
+           ) -> pd.DataFrame:
+    """procs.csv of hstcp/buffer-sweep's 4 flows (test_analysis_fidelity._sweep_point),
+    sampled every 100 ms for 10 s: each client has `client_threads` threads, each runnable
+    but waiting `thread_wait` of the time, all at the same time; servers never wait."""
+    rows = []
+    for i in range(101):
+        t = round(i * 0.1, 3)
+        for f in range(1, 5):
+            for role, n in (("client", client_threads), ("server", 1)):
+                w = thread_wait * t if role == "client" else 0.0
+                rows.append({"t_s": t, "proc": f"f{f}.{role}", "flow": f"f{f}", "kind": role,
+                             "tool": "xcpperf", "pid": 100 + f, "cpu_s": 0.2 * t,
+                             "sched_wait_s": n * w, "sched_slices": int(2000 * t),
+                             "sched_wait_thread_s": w if per_thread else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def _sweep(st: dict[str, dict[str, Any]]) -> list[str]:
+    """The 4 flows at 9.8 of their 11.9 Mb/s over r1->r2's 12.5 KB, RTT 29.5 ms."""
+    flows = {f"f{i}": {"throughput_mbps": 9.8, "maxmin_mbps": 11.866} for i in range(1, 5)}
+    return judge_host_bursts(st, flows, {f: ["h", "r1", "r2", "d"] for f in flows},
+                             {"r1->r2": 12_500.0}, {"r1->r2": 0.784},
+                             {f: 0.0295 for f in flows},
+                             tolerance=Thresholds().rate_tolerance)[0]
+
+
+def test_threads_waiting_at_the_same_time_delay_a_tool_once():
+    # two threads of each client waiting 4.7 % of the time together: the tool was held
+    # 4.7 %, 4 x 1.225 MB/s x 4.7 % x 29.5 ms = 6.8 KB of bursts, 0.54 of the 12.5 KB
+    # buffer. Summed per process (before) it was 9.4 %, 13.6 KB, 1.09 buffers: unfaithful
+    st = host_stats(_procs(per_thread=True))
+    assert st["f1.client"]["wait_fraction"] == pytest.approx(0.047)
+    assert st["f1.client"]["wait_of"] == LONGEST_THREAD
+    assert _sweep(st) == []
+    # the same with one thread each waiting 9.4 %: the waits that do overflow it
+    found = _sweep(host_stats(_procs(per_thread=True, client_threads=1, thread_wait=0.094)))
+    assert len(found) == 1 and "(1.09 times its 12.5 KB buffer" in found[0], found
+
+
+def test_runs_recorded_without_per_thread_waits_use_the_sum_at_most_the_interval():
+    # older procs.csv (no sched_wait_thread_s): the threads' sum, an upper bound of the
+    # longest thread's wait, so a problem is not missed (those tools were single-threaded)
+    st = host_stats(_procs(per_thread=False))
+    assert st["f1.client"]["wait_fraction"] == pytest.approx(0.094)
+    assert st["f1.client"]["wait_of"] == THREADS_SUMMED
+    assert len(_sweep(st)) == 1
+    # ... but never more of an interval than the interval: 3 threads each waiting 60 %
+    st = host_stats(_procs(per_thread=False, client_threads=3, thread_wait=0.6))
+    assert st["f1.client"]["wait_fraction"] == pytest.approx(1.0)
