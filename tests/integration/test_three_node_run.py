@@ -40,6 +40,14 @@ def test_three_node_run_end_to_end(tmp_path: Path) -> None:
     assert any(w.startswith("influx:") for w in summary["warnings"])
     assert not any("influx" in p for p in summary["fidelity"]["problems"])
     assert summary["timings"]["run_s"] < 3.0 + 1.0
+    # the agent's apply reply records the nice its tools ran at (the default here); the
+    # fidelity messages about host waits name it
+    assert summary["deploy"]["host_nice"] == -15
+    # per interval the longest-waiting thread's wait: iperf3 3.12 is one thread, so the
+    # same as all threads' (not empty, as in runs recorded before it)
+    procs = pd.read_csv(run_dir / "metrics" / "procs.csv")
+    assert len(procs) >= 10 and procs["sched_wait_thread_s"].notna().all()
+    assert (procs["sched_wait_thread_s"] - procs["sched_wait_s"]).abs().max() < 2e-6
 
     flow = pd.read_csv(run_dir / "metrics" / "flow.csv")
     f1 = flow[flow.flow == "f1"]
