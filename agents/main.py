@@ -119,7 +119,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     _parse_args(argv)
     out = _Out()
-    rt = AgentRuntime(out)
+    rt = AgentRuntime(out, renice_self=True)  # above its tools: agents/self_priority.py
     destroyed = False
 
     def on_signal(signum: int, _frame: Any) -> None:

@@ -44,15 +44,16 @@ IMAGE_KINDS = frozenset({"server", "client"})
 TOOL_KINDS = IMAGE_KINDS | {"stackd"}
 
 
-def _niced(nice: int) -> list[str]:
-    """argv prefix running a command at nice value `nice`: nice sets it and execs, so
-    every thread and child the tool starts has it too (setting it on a PID after the
-    start would miss the threads already running)."""
+def _niced(adjust: int, said: int) -> list[str]:
+    """argv prefix running a command `adjust` nice steps from the calling thread's (nice
+    -n is relative): nice sets it and execs, so every thread and child the tool starts
+    has it too (setting it on a PID after the start would miss the threads already
+    running). said: the option's value, for the error."""
     path = shutil.which("nice")
     if path is None:
         raise BackendError(node="(agent)", cmd="nice", rc=None,
-                           stderr=f"host_nice={nice} needs nice (coreutils) on PATH")
-    return [path, "-n", str(nice)]
+                           stderr=f"host_nice={said} needs nice (coreutils) on PATH")
+    return [path, "-n", str(adjust)]
 
 
 def _group_niced(pid: int, nice: int) -> None:
@@ -205,8 +206,12 @@ class ProcessTable:
                  cgroups: dict[str, list[str]] | None = None,
                  image_of: dict[str, int] | None = None, tool_nice: int = 0):
         self.state = state
-        # nice value of TOOL_KINDS processes (agent option host_nice), 0 = the agent's
+        # nice value of TOOL_KINDS processes (agent option host_nice), relative to the
+        # agent's nice as it was started (base_nice; 0 = the agent's). Every other process
+        # runs at base_nice, even once the agent raised itself above its tools
+        # (agents/self_priority.py): nice is inherited, so start() sets it explicitly.
         self.tool_nice = tool_nice
+        self.base_nice = os.getpriority(os.PRIO_PROCESS, 0)
         self.log_dir = log_dir
         self.state_root = state_root
         # namespace -> cgroup.procs files its processes join (a container's limits)
@@ -242,8 +247,10 @@ class ProcessTable:
         if spec.ns is not None:
             enter, tool = self._enter(spec)
         argv = [*enter, *_GATE, *tool] if gate else [*enter, *tool]
-        if self.tool_nice != 0 and spec.kind in TOOL_KINDS:
-            argv = [*_niced(self.tool_nice), *argv]
+        want = self.base_nice + (self.tool_nice if spec.kind in TOOL_KINDS else 0)
+        adjust = max(-20, min(19, want)) - os.getpriority(os.PRIO_PROCESS, 0)
+        if adjust != 0:
+            argv = [*_niced(adjust, self.tool_nice), *argv]
         if spec.ns is not None:
             if self.cgroups.get(spec.ns):
                 argv = [*_cgroup_join(self.cgroups[spec.ns]), *argv]

@@ -26,6 +26,7 @@ from agents.kernel_mode import kernel_link_event
 from agents.link_sampler import PortDir, RateTracker, port_directions
 from agents.procs import ProcessTable
 from agents.sampler import Sampler
+from agents.self_priority import raise_above
 from agents.server_groups import ServerGroup, server_groups
 from agents.share import ProcSpec
 from agents.state import STATE_ROOT, RunState, proc_starttime
@@ -51,8 +52,12 @@ def _resolve_tool(name: str) -> str:
 
 class AgentRuntime:
     def __init__(self, emit: Emit, clock: MonotonicClock | None = None,
-                 wall: Callable[[], float] = time.time):
+                 wall: Callable[[], float] = time.time, renice_self: bool = False):
+        """renice_self: run the agent above its tools' host_nice (agents/self_priority.py);
+        the agent process sets it (agents/main.py), a runtime inside another program
+        (tests) leaves that program's priority alone."""
         self.emit = emit
+        self.renice_self = renice_self
         self.clock = clock or MonotonicClock()
         self.wall = wall  # wall clock (time.time), for a start at an agreed instant
         self.plan: Plan | None = None
@@ -106,6 +111,8 @@ class AgentRuntime:
                                   {ns: int(a["pid"]) for ns, a in attach.items()
                                    if a.get("tools") == "image"},
                                   tool_nice=int(self.options["host_nice"]))
+        agent_priority = (raise_above(self.procs.base_nice + self.procs.tool_nice).to_dict()
+                          if self.renice_self else None)
         t0 = time.monotonic()
         self.dep = deploy.deploy(share, attach={ns: int(a["pid"]) for ns, a in attach.items()})
         waited = deploy.wait_operational(self.dep)
@@ -140,10 +147,12 @@ class AgentRuntime:
         self.sampler = self._make_sampler(dirs)
         timings.update(deploy_s=t1 - t0, engines_s=t2 - t1, servers_s=time.monotonic() - t2)
         # host_nice: the nice value the tools ran at, the option or its default (the
-        # summary's fidelity messages name the run's: analysis/host_procs.host_nice_said)
+        # summary's fidelity messages name the run's: analysis/host_procs.host_nice_said);
+        # agent_priority: the agent's own, above them (None: left as it was started)
         return {"timings": timings, "namespaces": len(share.namespaces),
                 "links": len(share.veths), "tunnels": len(share.tunnels),
-                "engines": [g.name for g in self.groups], "host_nice": self.procs.tool_nice}
+                "engines": [g.name for g in self.groups], "host_nice": self.procs.tool_nice,
+                "agent_priority": agent_priority}
 
     def _ns(self, node: str) -> str:
         assert self.plan
