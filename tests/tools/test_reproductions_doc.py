@@ -72,6 +72,19 @@ def test_a_check_marked_not_reproduced_judges_the_ns2_twin_on_what_it_measured(
                         "xcplab) |"), row
 
 
+def test_a_marked_check_whose_run_met_the_bound_says_so(tmp_path: Path) -> None:
+    # a not_reproduced mark covers every run its `when:` matches; the run that met the
+    # bound anyway is shown as marked, with what it measured beside the verdict
+    d = _run(tmp_path, "a", value=0.971)
+    summary = json.loads((d / "summary.json").read_text())
+    summary["expectations"][0].update(ok=False, status="not_reproduced", reason="why",
+                                      measured_status="pass", measured_ok=True)
+    (d / "summary.json").write_text(json.dumps(summary))
+    (row,) = [r for r in doc_tool.render(doc_tool.collect([tmp_path]))["checks"]
+              if r.startswith("| fig2b-xcp")]
+    assert row.endswith("| 0.971 | NOT REPRODUCED (bound met in this run) | – |"), row
+
+
 def test_unfaithful_runs_and_repeats_are_shown_as_they_are(tmp_path: Path) -> None:
     _run(tmp_path, "a", ok=False, value=0.5, status="unjudged")
     _run(tmp_path, "b", ok=False, value=0.97)  # judged as pass by an older analysis
