@@ -160,6 +160,14 @@ def _twin_cell(t: dict[str, Any]) -> str:
     return f"{_value(t.get('value'))} {verdicts.label(t)}"
 
 
+def _label(e: dict[str, Any]) -> str:
+    """A check's verdict as the run printed it; a `not_reproduced` mark covers every run
+    its `when:` matches, so a run that met the bound anyway says so beside the mark."""
+    if verdicts.verdict(e) == "not_reproduced" and e.get("measured_status") == "pass":
+        return f"{verdicts.label(e)} (bound met in this run)"
+    return verdicts.label(e)
+
+
 def checks_block(runs: list[Run]) -> list[str]:
     emulated = [r for r in runs if r.backend != SIMULATED]
     twins: dict[str, Run] = {r.label: r for r in runs if r.backend == SIMULATED}
@@ -174,13 +182,9 @@ def checks_block(runs: list[Run]) -> list[str]:
         for e in r.summary.get("expectations") or []:
             t = twin_checks.get(str(e.get("name")))
             twin_cell = _twin_cell(t) if t else "–"
-            shown = verdicts.label(e)
+            shown = _label(e)
             if fid is not True and verdicts.verdict(e) != "unjudged":
                 shown += " (run unfaithful)"
-            elif verdicts.verdict(e) == "not_reproduced" and e.get("measured_status") == "pass":
-                # a mark covers every run of its `when:`; this one met the bound, and the
-                # reader should see it rather than a bare NOT REPRODUCED
-                shown += " (bound met in this run)"
             out.append("| " + " | ".join(_cell(c) for c in (
                 label, _check_text(e), str(e.get("paper") or "–"), _value(e.get("value")),
                 shown, twin_cell)) + " |")
@@ -596,8 +600,8 @@ def cell_text(run: Run, cell: Cell) -> str:
     shown = "–" if not isinstance(value, (int, float)) else cell.fmt.format(value)
     labels: list[str] = []
     for e in judged:
-        label = verdicts.label(e)
-        if len({verdicts.label(x) for x in judged}) > 1:
+        label = _label(e)
+        if len({_label(x) for x in judged}) > 1:
             label += f" ({e.get('op')} {_value(e.get('bound'))})"
         if label not in labels:
             labels.append(label)

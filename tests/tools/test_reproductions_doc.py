@@ -513,3 +513,15 @@ def test_fig6_below_half_scale_shows_the_not_reproduced_twin_of_the_check(
     assert "table:ixcp-fig6-phases" not in blocks  # the run has no flow.csv
     (row,) = _rows(blocks, "ixcp-fig6", "| ixcp-fig6-dynamic as the spec | every flow")
     assert row.endswith("| no run | 0.376 NOT REPRODUCED |"), row
+
+
+def test_a_table_cell_of_a_marked_check_whose_run_met_the_bound_says_so(
+        tmp_path: Path) -> None:
+    d = _low(tmp_path, "i", "ixcp", 64, 0.971)
+    summary = json.loads((d / "summary.json").read_text())
+    summary["expectations"][0].update(status="not_reproduced", ok=False,
+                                      measured_status="pass", measured_ok=True)
+    (d / "summary.json").write_text(json.dumps(summary))
+    (row,) = _rows(doc_tool.render(doc_tool.collect([tmp_path])), "ixcp-fig1",
+                   "| ixcp-fig1-low parallel=64 | 155 link")
+    assert row.endswith("| no run | 0.971 NOT REPRODUCED (bound met in this run) |"), row
