@@ -81,6 +81,14 @@ class Direction:
     loss: float | None  # mean configured loss probability
 
 
+def _flow_window(f: dict[str, Any], end: float) -> tuple[float, float]:
+    """When the plan runs flow `f`: [start_s, stop_s), to `end` (the run's) when it stops
+    by size or the plan does not say."""
+    start, stop = f.get("start_s"), f.get("stop_s")
+    return (float(start) if isinstance(start, (int, float)) else 0.0,
+            float(stop) if isinstance(stop, (int, float)) else end)
+
+
 @dataclass(frozen=True)
 class Buffers:
     """Queue limits the host-burst rule judges by (RunContext.buffers_bytes)."""
@@ -317,17 +325,6 @@ class RunContext:
                     out[name].append((t, limit(params) if which == side else None))
         return out
 
-    def flow_window_s(self, flow_id: str) -> tuple[float, float]:
-        """When the plan runs a flow: [start_s, stop_s), to the end of the run when it
-        stops by size (or the plan does not say)."""
-        end = self.duration_s() or float("inf")
-        for f in _dicts(self.plan.get("flows")):
-            if str(f.get("id")) == flow_id:
-                start, stop = f.get("start_s"), f.get("stop_s")
-                return (float(start) if isinstance(start, (int, float)) else 0.0,
-                        float(stop) if isinstance(stop, (int, float)) else end)
-        return 0.0, end
-
     def buffers_bytes(self) -> Buffers:
         """The buffer each direction is judged by: its smallest queue limit while a flow
         crossing it ran (buffer_schedules, the plan's flows' windows). A timeline that
@@ -336,12 +333,14 @@ class RunContext:
         run, not tied to an instant. A change whose limit the plan does not give for a
         direction, in force while its flows ran, makes the buffer unknown: said, not
         left out."""
+        end = self.duration_s() or float("inf")
         crossing: dict[str, list[tuple[float, float]]] = {}
         for f in _dicts(self.plan.get("flows")):
             path = f.get("path")
             if isinstance(path, list):
+                window = _flow_window(f, end)
                 for a, b in zip(path, path[1:], strict=False):
-                    crossing.setdefault(f"{a}->{b}", []).append(self.flow_window_s(str(f["id"])))
+                    crossing.setdefault(f"{a}->{b}", []).append(window)
         out = Buffers({}, {}, {})
         for name, sched in self.buffer_schedules().items():
             windows = crossing.get(name) or [(0.0, float("inf"))]

@@ -156,6 +156,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     hosts = host_stats(m.procs)
     apps = _flows_run_by(ctx, "app")
     buffers = ctx.buffers_bytes()
+    nice = host_nice_said(extra)  # the run's host_nice in words, for both messages
     burst_problems, burst_warnings = judge_host_bursts(
         hosts, flows, {f: ctx.flow_path(f) for f in flows}, buffers.bytes,
         {d: float(v["utilization"]) for d, v in links.items()
@@ -164,7 +165,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
         tolerance=th.rate_tolerance,
         kernel=frozenset(_flows_run_by(ctx, "iperf3")), apps=frozenset(apps),
         buffer_notes=buffers.notes, unknown_buffers=buffers.unknown,
-        nice=host_nice_said(extra))
+        nice=nice)
     problems += burst_problems
     problems += check_timeline(m.event, th, ctx.duration_s())
     problems += check_drops(ld, ctx.lossy_directions(), ctx.link_down_expected())
@@ -174,7 +175,7 @@ def analyse_run(run_dir: Path, *, status: str, timings: dict[str, Any],
     extra = dict(extra or {})
     skew_problems, warnings = check_start_skew((extra.get("deploy") or {}).get("cluster"), th)
     problems += skew_problems
-    warnings += burst_warnings + host_wait_warnings(hosts, th.hosts, host_nice_said(extra))
+    warnings += burst_warnings + host_wait_warnings(hosts, th.hosts, nice)
     dropped = extra.get("influx_points_dropped")
     if isinstance(dropped, int) and dropped > 0:
         # Not an emulation fault: the numbers stand and are judged, but the live
