@@ -35,8 +35,10 @@ class LongestThreadWait:
     the wait of the thread that waited longest. A tool's sends and ACKs are delayed by
     the wait of the thread doing them; threads waiting at the same time do not delay
     it twice, so the sum over threads overstates it (analysis/host_procs._diffs). A
-    thread first seen (or whose counter went back: a new thread with a reused tid) adds
-    its whole wait, all of it since it started."""
+    thread first seen adds its whole wait, all of it since it started; so does one whose
+    counter went back (a new thread that reused an ended thread's tid within one
+    interval: a reuse with a higher counter is taken as the old thread's, undercounting
+    that interval)."""
 
     def __init__(self) -> None:
         self._last: dict[int, int] = {}

@@ -204,14 +204,17 @@ class ProcessTable:
 
     def __init__(self, state: RunState, log_dir: Path, state_root: Path | None = None,
                  cgroups: dict[str, list[str]] | None = None,
-                 image_of: dict[str, int] | None = None, tool_nice: int = 0):
+                 image_of: dict[str, int] | None = None, tool_nice: int = 0,
+                 base_nice: int | None = None):
         self.state = state
         # nice value of TOOL_KINDS processes (agent option host_nice), relative to the
         # agent's nice as it was started (base_nice; 0 = the agent's). Every other process
         # runs at base_nice, even once the agent raised itself above its tools
         # (agents/self_priority.py): nice is inherited, so start() sets it explicitly.
+        # The runtime passes the nice it was started at (a table made after it raised
+        # itself would otherwise take -20 for the base).
         self.tool_nice = tool_nice
-        self.base_nice = os.getpriority(os.PRIO_PROCESS, 0)
+        self.base_nice = os.getpriority(os.PRIO_PROCESS, 0) if base_nice is None else base_nice
         self.log_dir = log_dir
         self.state_root = state_root
         # namespace -> cgroup.procs files its processes join (a container's limits)

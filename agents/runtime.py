@@ -58,6 +58,7 @@ class AgentRuntime:
         (tests) leaves that program's priority alone."""
         self.emit = emit
         self.renice_self = renice_self
+        self.started_nice = os.getpriority(os.PRIO_PROCESS, 0)  # before any raise
         self.clock = clock or MonotonicClock()
         self.wall = wall  # wall clock (time.time), for a start at an agreed instant
         self.plan: Plan | None = None
@@ -110,7 +111,8 @@ class AgentRuntime:
                                   # file system (docker backend, tools=image)
                                   {ns: int(a["pid"]) for ns, a in attach.items()
                                    if a.get("tools") == "image"},
-                                  tool_nice=int(self.options["host_nice"]))
+                                  tool_nice=int(self.options["host_nice"]),
+                                  base_nice=self.started_nice)
         agent_priority = (raise_above(self.procs.base_nice + self.procs.tool_nice).to_dict()
                           if self.renice_self else None)
         t0 = time.monotonic()

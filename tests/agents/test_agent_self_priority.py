@@ -62,13 +62,19 @@ prio = raise_above(procs.base_nice + procs.tool_nice)
 sleeper = ("sleep", "30")
 client = procs.start(ProcSpec("c", None, sleeper, "client"))
 capture = procs.start(ProcSpec("p", None, sleeper, "capture"))
+# a table made after the raise (a second apply) is given the nice the agent started at
+later = ProcessTable(RunState("prio-test2", "pt2"), tmp / "logs2", tmp / "state",
+                     tool_nice=-15, base_nice=procs.base_nice)
+capture2 = later.start(ProcSpec("p2", None, sleeper, "capture"))
 time.sleep(0.2)  # nice execs the tool
 out = {"prio": prio.to_dict(), "base": procs.base_nice,
        "agent_threads": sorted({nice(int(x)) for x in os.listdir("/proc/self/task")}),
        "agent_group": group(os.getpid()),
        "client": [nice(client.popen.pid), group(client.popen.pid)],
-       "capture": [nice(capture.popen.pid), group(capture.popen.pid)]}
+       "capture": [nice(capture.popen.pid), group(capture.popen.pid)],
+       "capture_later": nice(capture2.popen.pid)}
 procs.stop_all(grace_s=1.0)
+later.stop_all(grace_s=1.0)
 print(json.dumps(out))
 '''
 
@@ -88,6 +94,7 @@ def test_the_agent_rises_above_its_tools_and_its_captures_stay_where_it_started(
     assert got["agent_threads"] == [-20]  # both threads, the one started before too
     assert got["client"][0] == -15        # the tool at host_nice, not the agent's -20
     assert got["capture"][0] == 0         # as the agent was started, not inherited -20
+    assert got["capture_later"] == 0      # also from a table made after the raise
     if Path("/proc/self/autogroup").exists():
         assert got["prio"] == {"nice": -20, "group_nice": -20}
         assert got["agent_group"] == -20
