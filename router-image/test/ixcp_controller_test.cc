@@ -337,12 +337,70 @@ TEST(IxcpController, FlowNamedElsewhereClippedHereIsClaimed) {
   f.ctl.on_departure(*upstream_more);
   EXPECT_LT(wire_feedback(*upstream_more), 200);
   EXPECT_EQ(wire_next_bottleneck_id(*upstream_more), kOther);
-  // At the local rate (1e6 B/s): not claimed (Low's long flows at the 155
-  // link are slower, but their request comes from the access link).
+  // Between 0.8 and 0.9 of the local rate (8.5e5 B/s): neither slow enough
+  // for this test nor as fast as the flows here: not claimed.
+  auto between = make_ixcp_packet(1000, 85000, 100000, 45, kOther, kOther);
+  f.ctl.on_departure(*between);
+  EXPECT_EQ(wire_next_bottleneck_id(*between), kOther);
+  EXPECT_EQ(f.ctl.ixcp_counters().clipped_claims, 1u);
+  EXPECT_EQ(f.ctl.ixcp_counters().fast_claims, 0u);
+}
+
+TEST(IxcpController, FlowNamedElsewhereAsFastAsTheFlowsHereIsClaimed) {
+  // The fixture's congested interval (phi = +20 000 B), local rate 1e6 B/s.
+  // A flow named elsewhere at the local rate (cwnd 100 000 over 0.1 s,
+  // w = r²s/cwnd = 1e-4) gets spare-only 2e5·w = 20 B here, less than the
+  // 45 B a congested hop before it gave: this hop holds it, and in a max-min
+  // allocation the flows a link holds are its fastest: claimed (IXCP.md,
+  // "Claim of a flow as fast as the flows here"; the law before left it
+  // named elsewhere, and its packets kept that name: Fig. 4's group 2 sent
+  // 36 % of its packets named after link 1, simulated).
+  Fixture f;
   auto fast = make_ixcp_packet(1000, 100000, 100000, 45, kOther, kOther);
   f.ctl.on_departure(*fast);
-  EXPECT_EQ(wire_next_bottleneck_id(*fast), kOther);
-  EXPECT_EQ(f.ctl.ixcp_counters().clipped_claims, 1u);
+  EXPECT_EQ(wire_feedback(*fast), 20);
+  EXPECT_EQ(wire_next_bottleneck_id(*fast), kOurs);
+  EXPECT_EQ(f.ctl.ixcp_counters().fast_claims, 1u);
+  // At 0.9 of the local rate (cwnd 90 000): claimed.
+  auto near = make_ixcp_packet(1000, 90000, 100000, 45, kOther, kOther);
+  f.ctl.on_departure(*near);
+  EXPECT_EQ(wire_next_bottleneck_id(*near), kOurs);
+  EXPECT_EQ(f.ctl.ixcp_counters().fast_claims, 2u);
+  // Positive feedback lowering the sender's unlimited request, or a request
+  // above a packet per packet (an access port's spare): not claimed.
+  auto unlimited = make_ixcp_packet(1000, 100000, 100000, INT32_MAX, kOther, kOther);
+  f.ctl.on_departure(*unlimited);
+  EXPECT_EQ(wire_feedback(*unlimited), 20);
+  EXPECT_EQ(wire_next_bottleneck_id(*unlimited), kOther);
+  auto access = make_ixcp_packet(1000, 100000, 100000, 1500, kOther, kOther);
+  f.ctl.on_departure(*access);
+  EXPECT_EQ(wire_next_bottleneck_id(*access), kOther);
+  // A hop before gave less (10 < 20): this hop does not lower it, no claim.
+  auto upstream_less = make_ixcp_packet(1000, 100000, 100000, 10, kOther, kOther);
+  f.ctl.on_departure(*upstream_less);
+  EXPECT_EQ(wire_next_bottleneck_id(*upstream_less), kOther);
+  EXPECT_EQ(f.ctl.ixcp_counters().fast_claims, 2u);
+
+  // Negative feedback (C = 9.5 MB/s, phi = −20 000 B, n = 20 B per packet):
+  // the same flow is claimed with every packet, whatever its request (the
+  // probability s/(rtt·local_rate) = 0.01 per packet is for slower flows:
+  // it claimed about 1 of these 100).
+  Fixture neg(9.5e6);
+  for (int i = 0; i < 100; ++i) {
+    auto o = make_ixcp_packet(1000, 100000, 100000, INT32_MAX, kOther, kOther);
+    neg.ctl.on_departure(*o);
+    EXPECT_EQ(wire_feedback(*o), -20);
+    EXPECT_EQ(wire_next_bottleneck_id(*o), kOurs);
+  }
+  EXPECT_EQ(neg.ctl.ixcp_counters().fast_claims, 100u);
+  EXPECT_EQ(neg.ctl.ixcp_counters().claims_declined, 0u);
+
+  // A port under half its capacity (an access link) is nobody's bottleneck.
+  Fixture spare(100e6);
+  auto idle = make_ixcp_packet(1000, 100000, 100000, 45, kOther, kOther);
+  spare.ctl.on_departure(*idle);
+  EXPECT_EQ(wire_next_bottleneck_id(*idle), kOther);
+  EXPECT_EQ(spare.ctl.ixcp_counters().fast_claims, 0u);
 }
 
 TEST(IxcpController, ClippedClaimCountsTheFlowAsMatching) {

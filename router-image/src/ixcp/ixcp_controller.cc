@@ -110,13 +110,28 @@ uint32_t IxcpController::next_bottleneck_id(const xcp::XcpHeader& h, double fb, 
     }
     return link_id_;
   }
-  // A flow named elsewhere: claimed when this link asks it to slow down (a
-  // link with spare bandwidth is nobody's bottleneck), and then with
+  // A flow named elsewhere that runs as fast as the flows named here (0.9
+  // of the local rate) is claimed by a congested link that lowers it: with
+  // negative feedback always, with positive feedback when the request it
+  // carries is a congested hop's share (at most a packet per packet, as for
+  // the clipped claim below: lowering the sender's unlimited request or an
+  // access port's spare says nothing). Its packets named elsewhere would
+  // otherwise keep that name: each ACK names the next packet after the one
+  // it acknowledges, so a window's packets keep the ids they carried (IXCP.md,
+  // "Claim of a flow as fast as the flows here").
+  const double r_s = capped_rtt_s(h.rtt_us);
+  if (counters_.intervals > 0 && state_.y >= state_.spare && (fb < 0 || h.feedback_bytes <= s_bytes) &&
+      as_fast_as_local(h.cwnd_bytes / r_s, local_rate())) {
+    ++ixcp_counters_.fast_claims;
+    return link_id_;
+  }
+  // A slower flow named elsewhere: claimed when this link asks it to slow
+  // down (a link with spare bandwidth is nobody's bottleneck), and then with
   // probability s/(rtt·local_rate), about rate/local_rate per round trip
   // (ixcp_law.hh); with positive feedback only when this link clips a slow
   // flow it would speed up as its own (claims_clipped).
   if (fb >= 0) return claims_clipped(h, fb, s_bytes) ? link_id_ : h.next_bottleneck_id;
-  if (claim_rng_.next() < claim_probability(s_bytes, capped_rtt_s(h.rtt_us), local_rate())) return link_id_;
+  if (claim_rng_.next() < claim_probability(s_bytes, r_s, local_rate())) return link_id_;
   ++ixcp_counters_.claims_declined;
   return h.next_bottleneck_id;
 }
@@ -202,6 +217,7 @@ void IxcpController::report(nlohmann::json& out) const {
       {"ids_released", ixcp_counters_.ids_released},
       {"held_released", ixcp_counters_.held_released},
       {"clipped_claims", ixcp_counters_.clipped_claims},
+      {"fast_claims", ixcp_counters_.fast_claims},
       {"clip_tested", ixcp_counters_.clip_tested},
       {"clipped_app_limited", ixcp_counters_.clipped_app_limited},
       {"clipped_fb_zero", ixcp_counters_.clipped_fb_zero},

@@ -23,6 +23,7 @@ struct IxcpCounters {
   uint64_t ids_released = 0;     // departures named here whose next_bottleneck_id this link set to 0
   uint64_t held_released = 0;    // of those, flows held upstream below the local rate (not lowered here)
   uint64_t clipped_claims = 0;   // flows named elsewhere claimed because this link clips them (IXCP.md)
+  uint64_t fast_claims = 0;      // flows named elsewhere claimed at >= 0.9 of the local rate (IXCP.md)
   // What the clipped claims saw (IXCP.md, "Claim of a flow clipped here"):
   // packets tested (named elsewhere, lowered here with fb >= 0 by a congested
   // port, under 0.8 of the local rate); of the claims, those whose request

@@ -110,6 +110,22 @@ inline bool release_held_upstream(double rate, double local_rate) {
   return local_rate > 0 && rate < kReleaseHeldBelowLocalRate * local_rate;
 }
 
+// A congested link claims a flow named after another link when it lowers
+// the flow's H_feedback (with negative feedback, or positive feedback below
+// a request of at most a packet per packet) and the flow runs at least at
+// this fraction of the local rate (IXCP.md, "Claim of a flow as fast
+// as the flows here"): in a max-min allocation the flows bottlenecked at a
+// link are the fastest there, so a flow this link slows that is as fast as
+// its own flows is held here whatever its id says (seed 001: the hop whose
+// feedback is smaller becomes the flow's bottleneck). The margin under the
+// mean catches such a flow while it is still a little slower than the flows
+// already named here.
+constexpr double kClaimAtLocalRate = 0.9;
+
+inline bool as_fast_as_local(double rate, double local_rate) {
+  return local_rate > 0 && rate >= kClaimAtLocalRate * local_rate;
+}
+
 struct IxcpFeedback {
   double p_spare = 0, n_spare = 0;      // from the efficiency controller's pools (bytes)
   double p_shuffle = 0, n_shuffle = 0;  // from the shuffle pools, matching packets only (bytes)
