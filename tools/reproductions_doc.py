@@ -44,7 +44,11 @@ block per table in TABLES, written from the single runs of its experiments:
 
 Each block starts with where its data came from: how many runs, under which commits
 (manifest `versions.xcplab_git`), between which times. Only the blocks the given runs
-have data for are rewritten; the others keep their older tables and their dates.
+have data for are rewritten; the others keep their older tables and their dates. In the
+checks and fidelity blocks only the rows of the given runs' experiments are rewritten
+(merge_rows): the rows of experiments the runs do not cover keep their values and a
+caption line that dates them, since the run directories of earlier passes do not stay
+with the page (a fresh checkout has none).
 Without --write the blocks are printed; --check exits 1 when the page differs from
 what the runs give. `make reproduce` runs it with --write on the runs it just made.
 """
@@ -910,13 +914,72 @@ def render(runs: list[Run], sweeps: list[Sweep] | None = None) -> dict[str, list
     return blocks
 
 
-def replace_blocks(doc: str, blocks: dict[str, list[str]], doc_name: str) -> str:
+def _row_experiment(row: str) -> str:
+    """The experiment a checks/fidelity row belongs to: its first cell is the run's label,
+    `EXPERIMENT (overrides) #k`."""
+    first = row[2:].split(" | ", 1)[0]
+    return first.split(" (", 1)[0].split(" #", 1)[0]
+
+
+def _split_block(lines: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """A checks/fidelity block as (caption lines, header and separator, rows)."""
+    blank = lines.index("") if "" in lines else len(lines)
+    table = lines[blank + 1:]
+    return lines[:blank], table[:2], table[2:]
+
+
+_ROWS_OF = re.compile(r"^_Rows of ((?:`[^`]+`(?:, )?)+): ")
+
+
+def merge_rows(old: list[str], new: list[str], experiments: set[str]) -> list[str]:
+    """The block `new` (from runs of `experiments`) merged into the page's `old` block:
+    the rows of those experiments are replaced where they stood (a new experiment's rows
+    go last) and every other experiment's rows are kept with the caption that dated them,
+    so a partial pass (one seed's tests) rewrites its own rows without erasing the rows of
+    runs it did not make: the run directories of earlier passes are not kept with the
+    page. When no other experiment's row is left, the block is `new` as it is."""
+    old_caption, _, old_rows = _split_block(old)
+    new_caption, head, new_rows = _split_block(new)
+    kept = [r for r in old_rows if _row_experiment(r) not in experiments]
+    if not kept or not head:
+        return new
+    by_exp: dict[str, list[str]] = {}
+    for r in new_rows:
+        by_exp.setdefault(_row_experiment(r), []).append(r)
+    rows: list[str] = []
+    for r in old_rows:
+        exp = _row_experiment(r)
+        if exp not in experiments:
+            rows.append(r)
+        elif exp in by_exp:
+            rows += by_exp.pop(exp)
+    for group in by_exp.values():
+        rows += group
+    names = ", ".join(f"`{e}`" for e in sorted(experiments))
+    caption = [f"_Rows of {names}: " + new_caption[0][1].lower() + new_caption[0][2:]]
+    for line in old_caption:
+        m = _ROWS_OF.match(line)
+        if m and set(re.findall(r"`([^`]+)`", m.group(1))) <= experiments:
+            continue  # every row it dated was just replaced
+        if line.startswith("_Generated"):
+            line = "_The other rows: generated" + line[len("_Generated"):]
+        caption.append(line)
+    return [*caption, "", *head, *rows]
+
+
+def replace_blocks(doc: str, blocks: dict[str, list[str]], doc_name: str,
+                   experiments: set[str] | None = None) -> str:
+    """Each block between its markers; with `experiments`, the checks and fidelity blocks
+    are merged row by row into what the page has (merge_rows)."""
     for name, lines in blocks.items():
         start, end = f"<!-- generated:{name} -->", f"<!-- /generated:{name} -->"
         i, j = doc.find(start), doc.find(end)
         if i < 0 or j < i:
             raise SystemExit(f"{doc_name}: no '{start}' ... '{end}' markers: add them where "
                              f"the {name} table belongs")
+        if experiments is not None and name in BLOCKS:
+            old = doc[i + len(start):j].strip("\n").split("\n")
+            lines = merge_rows(old, lines, experiments)
         doc = doc[:i + len(start)] + "\n" + "\n".join(lines) + "\n" + doc[j:]
     return doc
 
@@ -944,7 +1007,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"<!-- generated:{name} -->\n" + "\n".join(lines))
         return 0
     doc = args.doc.read_text()
-    new = replace_blocks(doc, blocks, str(args.doc))
+    emulated = {r.experiment for r in runs if r.backend != SIMULATED}
+    new = replace_blocks(doc, blocks, str(args.doc), emulated)
     if args.check:
         if new != doc:
             print(f"{args.doc}: generated tables differ from the runs under "
