@@ -735,7 +735,8 @@ def _engine_cpu(run: Run) -> str:
 # Low's topology: the cells of Fig. 1-3 (both tables of the section use them)
 FIG1_CELLS = (
     Cell("155 link utilisation from 10 s", (
-        "iXCP fills the 155 link", "iXCP fills the 155 link at n > 4",
+        "iXCP fills the 155 link", "iXCP fills the 155 link at n = 5..64",
+        "iXCP fills the 155 link at n > 64", "iXCP fills the 155 link at n > 4",
         "XCP under-uses the 155 link")),
     Cell("100 link utilisation from 10 s", (
         "the 100 link stays full", "the 100 link stays full under XCP at n >= 256",
