@@ -37,28 +37,17 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 import time
 from typing import Any
 
 from agents import nsops
 from agents.clean import clean_all, clean_run
+from agents.line_out import LineOut
 from agents.runtime import AgentRuntime
 from agents.state import list_runs
 from xcplab_contract.agent import COMMANDS
 from xcplab_contract.errors import ProtocolError
 from xcplab_contract.naming import check_run_id
-
-
-class _Out:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-    def __call__(self, msg: dict[str, Any]) -> None:
-        line = json.dumps(msg, separators=(",", ":"), default=str)
-        with self.lock:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
 
 
 def _exec(rt: AgentRuntime, req: dict[str, Any]) -> dict[str, Any]:
@@ -118,7 +107,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     _parse_args(argv)
-    out = _Out()
+    out = LineOut(sys.stdout.buffer)  # its own writer thread: agents/line_out.py
     rt = AgentRuntime(out, renice_self=True)  # above its tools: agents/self_priority.py
     destroyed = False
 
@@ -148,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
                 rt.destroy()
             except Exception as e:  # noqa: BLE001
                 print(f"xcplab-agent: destroy failed: {e}", file=sys.stderr)
+        if not out.close():
+            print(f"xcplab-agent: {out.pending_bytes} bytes of output not delivered "
+                  f"(the reader stopped reading)", file=sys.stderr)
     return 0
 
 
