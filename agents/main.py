@@ -27,6 +27,8 @@ Protocol (one JSON object per line; the same over a pipe or an SSH channel):
            {"type": "done", "t_s": 20.0, "timeline_max_lateness_ms": 0.4}
 
 End of stdin, SIGTERM or SIGINT: the agent destroys what it created and exits.
+Replies and stream lines leave in order through one writer thread
+(agents/line_out.py), so a reader that falls behind never holds up the sampler.
 The verbs and options are the contract's (`xcplab_contract.agent`).
 """
 
