@@ -562,9 +562,9 @@ def test_a_partial_pass_rewrites_its_experiments_rows_and_keeps_the_others(
     # A third pass of the same experiment replaces the second's caption line, not adds one.
     _renamed(_run(tmp_path / "p3", "b", value=0.98, commit="ccc3333"), "beta")
     assert doc_tool.main([str(tmp_path / "p3"), "--doc", str(doc), "--write"]) == 0
-    checks = doc.read_text().split("<!-- generated:checks -->\n")[1].split("<!-- /")[0]
-    assert "`bbb2222`" not in checks and "`ccc3333`" in checks and "`aaa1111`" in checks
-    assert checks.count("_Rows of `beta`") == 1
+    third = doc.read_text().split("<!-- generated:checks -->\n")[1].split("<!-- /")[0]
+    assert "`bbb2222`" not in third and "`ccc3333`" in third and "`aaa1111`" in third
+    assert third.count("_Rows of `beta`") == 1
 
 
 def test_a_pass_over_every_experiment_on_the_page_rewrites_the_block_whole(
