@@ -939,6 +939,8 @@ def merge_rows(old: list[str], new: list[str], experiments: set[str]) -> list[st
     so a partial pass (one seed's tests) rewrites its own rows without erasing the rows of
     runs it did not make: the run directories of earlier passes are not kept with the
     page. When no other experiment's row is left, the block is `new` as it is."""
+    if not experiments:  # only simulated twins: no emulated row of the page is theirs
+        return old
     old_caption, _, old_rows = _split_block(old)
     new_caption, head, new_rows = _split_block(new)
     kept = [r for r in old_rows if _row_experiment(r) not in experiments]
