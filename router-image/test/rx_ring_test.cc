@@ -25,6 +25,11 @@ TEST(RxRingSizing, FollowsTheLinkRateWithinTheBound) {
   EXPECT_EQ(RxRing::slots_for(mbps(1000)), 864u);  // 833.3 -> 27 blocks
   EXPECT_EQ(RxRing::slots_for(mbps(10000)), RxRing::kMaxSlots);
   EXPECT_EQ(RxRing::slots_for(xcp::Rate::zero()), RxRing::kMaxSlots);  // unknown: the largest
+  // At least what the emulated ingress queue holds: an 80 Mb/s access link with a
+  // 200-packet buffer (fig2c's) needs 224 slots, not 10 ms's 96; never past the bound.
+  EXPECT_EQ(RxRing::slots_for(mbps(80), 200), 224u);
+  EXPECT_EQ(RxRing::slots_for(mbps(80), 10), 96u);
+  EXPECT_EQ(RxRing::slots_for(mbps(80), 100000), RxRing::kMaxSlots);
   EXPECT_EQ(RxRing::kMinSlots, 64u);
   EXPECT_EQ(RxRing::kMaxSlots, 2048u);
 }

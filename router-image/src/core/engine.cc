@@ -75,10 +75,11 @@ Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
   // Every port of every router is opened at once: open_many overlaps the kernel's
   // ring set-ups (a 1000-port engine took 17 s opening them one after another), and
   // each receive ring is sized from its link's rate (RxRing::slots_for: 10 ms of
-  // frames at the port's receive rate, bounded) instead of 4 MiB per port.
+  // frames at the port's receive rate, and at least what its emulated ingress
+  // queue holds, bounded) instead of 4 MiB per port.
   std::vector<PortRequest> requests;
   for (const RouterConfig& rc : config.routers) {
-    for (const PortConfig& pc : rc.ports) requests.push_back(PortRequest{rc.netns, pc.ifname, pc.rx_rate()});
+    for (const PortConfig& pc : rc.ports) requests.push_back(PortRequest{rc.netns, pc.ifname, pc.rx_rate(), pc.rx_hold_packets()});
   }
   std::vector<std::unique_ptr<Port>> opened = Port::open_many(requests);
   size_t next_port = 0;

@@ -29,7 +29,7 @@ void set_int_option(int fd, int level, int name, int value) {
 
 }  // namespace
 
-Port::Port(const std::string& ifname, xcp::Rate link_rate) : ifname_(ifname) {
+Port::Port(const std::string& ifname, xcp::Rate link_rate, uint64_t hold_packets) : ifname_(ifname) {
   if (ifname.size() >= IFNAMSIZ) throw std::invalid_argument("interface name too long: " + ifname);
   // Protocol 0 at creation: nothing is queued before bind() picks the interface.
   fd_ = xcp::FileDescriptor(static_cast<int>(xcp::check_syscall(
@@ -49,7 +49,7 @@ Port::Port(const std::string& ifname, xcp::Rate link_rate) : ifname_(ifname) {
 
   // The ring must exist before bind(); without one we use recvmmsg.
   try {
-    ring_ = std::make_unique<RxRing>(fd_.get(), RxRing::slots_for(link_rate));
+    ring_ = std::make_unique<RxRing>(fd_.get(), RxRing::slots_for(link_rate, hold_packets));
   } catch (const xcp::SystemError&) {
     ring_.reset();
   }
@@ -93,7 +93,7 @@ std::vector<std::unique_ptr<Port>> Port::open_many(const std::vector<PortRequest
           }
           current = &r.netns;
         }
-        ports[i] = std::make_unique<Port>(r.ifname, r.link_rate);
+        ports[i] = std::make_unique<Port>(r.ifname, r.link_rate, r.hold_packets);
       } catch (...) {
         errors[i] = std::current_exception();
         current = nullptr;  // unknown after a failed setns: enter the next one afresh

@@ -48,6 +48,7 @@ struct PortRequest {
   std::string netns;
   std::string ifname;
   xcp::Rate link_rate = xcp::Rate::zero();
+  uint64_t hold_packets = 0;  // frames the ring must hold at least (RxRing::slots_for)
 };
 
 class Port final : public PacketSink {
@@ -57,7 +58,8 @@ class Port final : public PacketSink {
   // overlap; each thread is a short-lived stack of 8 MiB virtual memory.
   static constexpr size_t kOpenThreads = 32;
 
-  explicit Port(const std::string& ifname, xcp::Rate link_rate = xcp::Rate::zero());
+  explicit Port(const std::string& ifname, xcp::Rate link_rate = xcp::Rate::zero(),
+                uint64_t hold_packets = 0);
 
   // Opens every request, up to kOpenThreads at a time, each in its own
   // namespace; the result is in request order. Rethrows the first failure

@@ -1,5 +1,7 @@
 #include "core/rx_ring.hh"
 
+#include <algorithm>
+
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -11,9 +13,10 @@
 
 namespace xcprouter {
 
-size_t RxRing::slots_for(xcp::Rate rate) {
+size_t RxRing::slots_for(xcp::Rate rate, uint64_t hold_packets) {
   if (rate.is_zero()) return kMaxSlots;
-  const double frames = rate.bytes_per_s() * kSizingWindow.seconds_f() / kSizingFrameBytes;
+  const double frames = std::max(rate.bytes_per_s() * kSizingWindow.seconds_f() / kSizingFrameBytes,
+                                 static_cast<double>(hold_packets));
   if (!(frames < static_cast<double>(kMaxSlots))) return kMaxSlots;  // also NaN/inf
   const size_t blocks = (static_cast<size_t>(std::ceil(frames)) + kFramesPerBlock - 1) / kFramesPerBlock;
   const size_t want = blocks * kFramesPerBlock;

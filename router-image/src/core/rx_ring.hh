@@ -43,9 +43,14 @@ class RxRing {
   static constexpr double kSizingFrameBytes = 1500;
 
   // Slots for a port whose link carries `rate` (zero: unknown, the largest
-  // ring): frames of kSizingFrameBytes arriving in kSizingWindow, rounded up
-  // to whole 64 KiB blocks (kFramesPerBlock), within [kMinSlots, kMaxSlots].
-  static size_t slots_for(xcp::Rate rate);
+  // ring): frames of kSizingFrameBytes arriving in kSizingWindow, and at
+  // least `hold_packets` (the emulated ingress queue's limit: a sender on a
+  // host arrives at the veth's speed, not the link's, so a window's burst
+  // reaches the ring at once, and a frame that queue would hold must not be
+  // lost before it gets there — seed 000's fig2c lost 90-256 frames that way
+  // on 2026-11-28), rounded up to whole 64 KiB blocks (kFramesPerBlock),
+  // within [kMinSlots, kMaxSlots].
+  static size_t slots_for(xcp::Rate rate, uint64_t hold_packets = 0);
 
   // Throws SystemError when the kernel refuses (callers fall back to
   // recvmmsg); invalid_argument when `slots` is not a multiple of
