@@ -67,13 +67,6 @@ class LineOut:
             self._pending += len(line)
             self._cv.notify_all()
 
-    def flush(self, timeout_s: float | None = None) -> bool:
-        """Wait until every queued line is written; False on timeout or a write error."""
-        with self._cv:
-            self._cv.wait_for(lambda: not self._pending or self._error is not None,
-                              timeout=timeout_s)
-            return not self._pending
-
     def close(self, timeout_s: float | None = 10.0) -> bool:
         """Write what is queued (up to timeout_s: a reader that stopped reading must not
         keep the agent from exiting) and stop the writer; True if all was written."""

@@ -22,8 +22,6 @@ namespace {
 using xcp::Duration;
 using xcp::Timestamp;
 
-Timestamp at_s(double s) { return Timestamp::zero() + Duration::seconds(s); }
-
 TEST(IxcpAccessLink, FirstLinkDoesNotClaimFlowsOnTheAccessPortsRequest) {
   const size_t n = 256;
   LinkChainConfig cfg;

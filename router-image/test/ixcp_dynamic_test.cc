@@ -23,8 +23,6 @@ namespace {
 using xcp::Duration;
 using xcp::Timestamp;
 
-Timestamp at_s(double s) { return Timestamp::zero() + Duration::seconds(s); }
-
 LinkChainConfig fig6(double scale) {
   LinkChainConfig cfg;
   for (double mbps : {150.0, 100.0, 120.0}) cfg.links.push_back(xcp::Rate::from_megabits_per_s(mbps * scale));

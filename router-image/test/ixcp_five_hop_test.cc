@@ -24,8 +24,6 @@ namespace {
 using xcp::Duration;
 using xcp::Timestamp;
 
-Timestamp at_s(double s) { return Timestamp::zero() + Duration::seconds(s); }
-
 TEST(IxcpFiveHop, EveryLinkFullAndEveryGroupAtItsMaxMinRate) {
   const double scale = 0.1;
   const double caps[] = {340, 240, 160, 120, 60};  // Mb/s at scale 1

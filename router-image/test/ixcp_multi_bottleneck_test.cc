@@ -13,8 +13,6 @@ namespace {
 using xcp::Duration;
 using xcp::Timestamp;
 
-Timestamp at_s(double s) { return Timestamp::zero() + Duration::seconds(s); }
-
 ChainConfig chain(size_t long_flows, bool ixcp) { return low_chain(long_flows, ixcp); }
 
 struct Result {

@@ -30,6 +30,11 @@ TEST(RxRingSizing, FollowsTheLinkRateWithinTheBound) {
   EXPECT_EQ(RxRing::slots_for(mbps(80), 200), 224u);
   EXPECT_EQ(RxRing::slots_for(mbps(80), 10), 96u);
   EXPECT_EQ(RxRing::slots_for(mbps(80), 100000), RxRing::kMaxSlots);
+  // A queue limit in frames: its packets, or its bytes in 1500 B frames (rounded up).
+  EXPECT_EQ(RxRing::frames_held(200, 0), 200u);
+  EXPECT_EQ(RxRing::frames_held(0, 300000), 200u);
+  EXPECT_EQ(RxRing::frames_held(0, 300001), 201u);
+  EXPECT_EQ(RxRing::frames_held(0, 0), 0u);
   EXPECT_EQ(RxRing::kMinSlots, 64u);
   EXPECT_EQ(RxRing::kMaxSlots, 2048u);
 }

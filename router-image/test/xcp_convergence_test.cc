@@ -40,8 +40,6 @@ DumbbellConfig dumbbell(std::initializer_list<double> rtts_ms, uint64_t buffer_p
   return cfg;
 }
 
-Timestamp at_s(double s) { return Timestamp::zero() + Duration::seconds(s); }
-
 // Largest |rate_i / (C/N) − 1| over [a, b).
 double worst_fairness_error(const XcpDumbbell& sim, double c, Timestamp a, Timestamp b) {
   const double fair = c / static_cast<double>(sim.flow_count());

@@ -12,8 +12,6 @@ namespace {
 using xcp::Duration;
 using xcp::Timestamp;
 
-Timestamp at_s(double s) { return Timestamp::zero() + Duration::seconds(s); }
-
 ChainConfig chain(size_t long_flows) { return low_chain(long_flows); }
 
 TEST(XcpMultiBottleneck, FlowTakesTheRateOfItsTighterLink) {

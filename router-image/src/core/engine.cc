@@ -16,6 +16,16 @@ namespace xcprouter {
 
 namespace {
 
+// What the port's emulated ingress queue holds, in frames: its receive ring
+// holds at least that (RxRing::slots_for), so no frame the model would queue
+// is lost before it. 0 when the link is emulated at the peer's egress, which
+// paces what arrives here.
+uint64_t ring_hold_packets(const PortConfig& pc) {
+  if (!pc.ingress) return 0;
+  const QueueLimit& l = pc.ingress->queue.limit;
+  return RxRing::frames_held(l.packets, l.bytes);
+}
+
 double process_cpu_seconds() {
   timespec ts{};
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -79,7 +89,7 @@ Engine::Engine(const EngineConfig& config, const xcp::MonotonicClock& clock)
   // queue holds, bounded) instead of 4 MiB per port.
   std::vector<PortRequest> requests;
   for (const RouterConfig& rc : config.routers) {
-    for (const PortConfig& pc : rc.ports) requests.push_back(PortRequest{rc.netns, pc.ifname, pc.rx_rate(), pc.rx_hold_packets()});
+    for (const PortConfig& pc : rc.ports) requests.push_back(PortRequest{rc.netns, pc.ifname, pc.rx_rate(), ring_hold_packets(pc)});
   }
   std::vector<std::unique_ptr<Port>> opened = Port::open_many(requests);
   size_t next_port = 0;

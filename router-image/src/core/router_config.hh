@@ -41,15 +41,6 @@ struct PortConfig {
     const xcp::Rate e = egress.capacity();
     return ingress && ingress->capacity() > e ? ingress->capacity() : e;
   }
-  // What the emulated ingress queue holds, in frames (a byte limit counted in
-  // 1500 B frames): the port's receive ring holds at least that much (RxRing::
-  // slots_for), so no frame the model would queue is lost before it. 0: the
-  // link is emulated at the peer's egress, which paces what arrives here.
-  uint64_t rx_hold_packets() const {
-    if (!ingress) return 0;
-    const QueueLimit& l = ingress->queue.limit;
-    return l.packets ? l.packets : (l.bytes + 1499) / 1500;
-  }
 };
 
 struct RouteConfig {

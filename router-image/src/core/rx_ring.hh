@@ -18,6 +18,7 @@
 #include <linux/if_packet.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -51,6 +52,12 @@ class RxRing {
   // on 2026-11-28), rounded up to whole 64 KiB blocks (kFramesPerBlock),
   // within [kMinSlots, kMaxSlots].
   static size_t slots_for(xcp::Rate rate, uint64_t hold_packets = 0);
+  // The frames a queue limit holds, for slots_for's hold_packets: its packet
+  // limit, or a byte limit counted in kSizingFrameBytes frames.
+  static uint64_t frames_held(uint64_t limit_packets, uint64_t limit_bytes) {
+    return limit_packets ? limit_packets
+                         : static_cast<uint64_t>(std::ceil(static_cast<double>(limit_bytes) / kSizingFrameBytes));
+  }
 
   // Throws SystemError when the kernel refuses (callers fall back to
   // recvmmsg); invalid_argument when `slots` is not a multiple of

@@ -66,8 +66,7 @@ void IxcpController::on_departure(Packet& p) {
     // "Release of a flow held upstream"). A flow an upstream hop renamed,
     // and ports with spare (named nobody), are left alone.
     if (h.has_ixcp() && h.bottleneck_id == link_id_ && h.next_bottleneck_id == link_id_ &&
-        counters_.intervals > 0 && state_.y >= state_.spare &&
-        release_held_upstream(h.cwnd_bytes / capped_rtt_s(h.rtt_us), local_rate())) {
+        congested() && release_held_upstream(h.cwnd_bytes / capped_rtt_s(h.rtt_us), local_rate())) {
       xcp::store_next_bottleneck_id(p.xcp_shim(), 0);
       p.xcp.next_bottleneck_id = 0;
       ++ixcp_counters_.ids_released;
@@ -105,7 +104,7 @@ uint32_t IxcpController::next_bottleneck_id(const xcp::XcpHeader& h, double fb, 
     // "no id" (0), which every link treats as its own, so the flow shuffles
     // wherever it goes until its real bottleneck claims it; any other id
     // is left as it came (IXCP.md).
-    if (state_.y < state_.spare || counters_.intervals == 0) {
+    if (!congested()) {
       return h.bottleneck_id == link_id_ || h.next_bottleneck_id == link_id_ ? 0 : h.next_bottleneck_id;
     }
     return link_id_;
@@ -120,7 +119,7 @@ uint32_t IxcpController::next_bottleneck_id(const xcp::XcpHeader& h, double fb, 
   // it acknowledges, so a window's packets keep the ids they carried (IXCP.md,
   // "Claim of a flow as fast as the flows here").
   const double r_s = capped_rtt_s(h.rtt_us);
-  if (counters_.intervals > 0 && state_.y >= state_.spare && (fb < 0 || h.feedback_bytes <= s_bytes) &&
+  if (congested() && (fb < 0 || h.feedback_bytes <= s_bytes) &&
       as_fast_as_local(h.cwnd_bytes / r_s, local_rate())) {
     ++ixcp_counters_.fast_claims;
     return link_id_;
@@ -144,7 +143,7 @@ bool IxcpController::claims_clipped(const xcp::XcpHeader& h, double fb, double s
   // does not count it as its own (Fig. 6, a flow named after the first of
   // several full links; IXCP.md, "Claim of a flow clipped here"). The
   // matching feedback is computed on copies of the pools (nothing drained).
-  if (counters_.intervals == 0 || state_.y < state_.spare) return false;
+  if (!congested()) return false;
   // A request above one packet per packet asks to more than double the
   // window in a round trip: the spare of a port far from full (an access
   // port gives α·(C − y)·d·s/W per packet, W the windows it carries, the same

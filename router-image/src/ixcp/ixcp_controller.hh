@@ -57,6 +57,10 @@ class IxcpController final : public XcpController {
   // Mean rate (bytes/s, cwnd/rtt from the headers) of the flows bottlenecked
   // here over the last interval, Ss_m/SA_m; 0 when none were seen.
   double local_rate() const { return shuffle_.sa > 0 ? shuffle_.ss / shuffle_.sa : 0.0; }
+  // Past its first control interval and running above half its capacity
+  // (y >= C - y): a port that can be a flow's bottleneck. One under half its
+  // capacity (an access link, an idle egress) names nobody (IXCP.md).
+  bool congested() const { return counters_.intervals > 0 && state_.y >= state_.spare; }
   const ShuffleState& shuffle() const { return shuffle_; }
   const Pools& shuffle_pools() const { return shuffle_pools_; }
   const SparePools& spare_pools() const { return spare_pools_; }

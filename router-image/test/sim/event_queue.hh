@@ -14,6 +14,9 @@
 
 namespace xcprouter::sim {
 
+// A simulated instant `s` seconds after time zero, for the tests' schedules.
+inline xcp::Timestamp at_s(double s) { return xcp::Timestamp::zero() + xcp::Duration::seconds(s); }
+
 class EventQueue {
  public:
   using Fn = std::function<void(xcp::Timestamp)>;
